@@ -1,0 +1,1 @@
+"""tlop: a compiler for communication-cost models of parallel algorithms."""

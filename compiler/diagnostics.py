@@ -1,0 +1,135 @@
+"""One error family for the whole project: spans, diagnostics, and their rendering.
+
+Every user-facing failure — a syntax error, an unknown name, a malformed profile, a failed
+measurement — is a :class:`TlopError` carrying one or more :class:`Diagnostic`.  The CLI prints
+``str(error)`` and exits with status 1; nothing else ever reaches the user, and never a Python
+traceback.  A diagnostic with a :class:`Span` renders as::
+
+    bcast.tlop:4:31: error: unknown table 'T2'; tables in scope: o, L, T
+        sum i in 0 .. ceil(log2(P)) - 1: 2^i || T2[c](m)
+                                                ^^
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+__all__ = ["Source", "Span", "Diagnostic", "TlopError", "DiagnosticSink"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """The text of one input file and the name it is reported under."""
+    name: str
+    text: str = field(repr=False)
+
+    def line(self, n: int) -> str:
+        """Line ``n`` (1-based) without its line ending, or '' past the end."""
+        lines = self.text.splitlines()
+        return lines[n - 1] if 1 <= n <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source: 1-based line and column of its first and last character
+    (``end_col`` inclusive)."""
+    source: Source = field(repr=False, compare=False)
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @property
+    def file(self) -> str:
+        return self.source.name
+
+    def __str__(self) -> str:
+        return f"{self.source.name}:{self.line}:{self.col}"
+
+    def to(self, other: "Span") -> "Span":
+        """The span from the start of ``self`` to the end of ``other``."""
+        return Span(self.source, self.line, self.col, other.end_line, other.end_col)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message: severity ('error', 'warning' or 'note'), text, and where."""
+    message: str
+    span: Optional[Span] = None
+    severity: str = "error"
+    notes: tuple = ()
+
+    def render(self) -> str:
+        head = f"{self.severity}: {self.message}"
+        if self.span is None:
+            out = [f"tlop: {head}"]
+        else:
+            out = [f"{self.span}: {head}"]
+            text = self.span.source.line(self.span.line)
+            if text:
+                expanded = text.expandtabs(4)
+                # caret columns must follow the tab expansion of the prefix
+                prefix = text[: self.span.col - 1].expandtabs(4)
+                start = len(prefix)
+                if self.span.end_line == self.span.line:
+                    width = len(text[: self.span.end_col].expandtabs(4)) - start
+                else:
+                    width = len(expanded) - start
+                out.append("    " + expanded.rstrip())
+                out.append("    " + " " * start + "^" * max(1, width))
+        for note in self.notes:
+            out.append(f"  note: {note}")
+        return "\n".join(out)
+
+
+class TlopError(Exception):
+    """The project's one exception type for user errors: carries diagnostics with spans."""
+
+    def __init__(self, diagnostics, span: Optional[Span] = None):
+        if isinstance(diagnostics, str):
+            diagnostics = [Diagnostic(diagnostics, span)]
+        elif isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__(self.render())
+
+    @property
+    def span(self) -> Optional[Span]:
+        return self.diagnostics[0].span if self.diagnostics else None
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class DiagnosticSink:
+    """Collects diagnostics from a pass; :meth:`raise_if_errors` turns them into a TlopError.
+
+    Errors are de-duplicated by (span, message) so one bad expression reported twice by
+    different checks shows once."""
+
+    def __init__(self):
+        self.items: list[Diagnostic] = []
+        self._seen: set = set()
+
+    def error(self, message: str, span: Optional[Span] = None, notes=()) -> None:
+        key = (message, (span.source.name, span.line, span.col) if span else None)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.items.append(Diagnostic(message, span, "error", tuple(notes)))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def raise_if_errors(self) -> None:
+        if self.has_errors:
+            ordered = sorted(
+                self.items,
+                key=lambda d: (d.span.source.name, d.span.line, d.span.col) if d.span else ("", 0, 0),
+            )
+            raise TlopError(ordered)

@@ -1,0 +1,1 @@
+"""Platform profiles and the measurement runtime."""

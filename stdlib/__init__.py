@@ -1,0 +1,1 @@
+"""The tlop standard library: .tlop models and bundled platform profiles (data only)."""
