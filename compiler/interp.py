@@ -191,9 +191,10 @@ class Interpreter:
             label = f"{e.table}[{mch}]"
         else:
             pch, label = None, e.table
-        if not self.profile.has_table(e.table, pch):
+        key = sig.profile_key(self.profile, pch)
+        if not self.profile.has_table(key, pch):
             raise EvalError(f"table '{label}' is missing from profile '{self.profile.name}'", e.span)
-        table = self.profile.table(e.table, pch)
+        table = self.profile.table(key, pch)
         args = [self._eval(a, env, conc) for a in e.args]
         tau = None
         if sig.tau_index is not None:
@@ -210,9 +211,10 @@ class Interpreter:
             label = f"{e.name}[{mch}]"
         else:
             pch, label = None, e.name
-        if not self.profile.has_scalar(e.name, pch):
+        key = self.program.scalars[e.name].profile_key(self.profile, pch)
+        if not self.profile.has_scalar(key, pch):
             raise EvalError(f"parameter '{label}' is missing from profile '{self.profile.name}'", e.span)
-        return self.profile.scalar(e.name, pch)
+        return self.profile.scalar(key, pch)
 
     # ------------------------------------------------------------------ τ-Lop operators
     def _eval_Conc(self, e, env, conc):

@@ -320,7 +320,15 @@ class TableSig:
     channel_indexed: bool
     params: tuple  # parameter names
     tau_index: Optional[int]
+    model: str = ""
     span: Any = _span_field()
+
+    def profile_key(self, profile, channel) -> str:
+        """The name to read from a profile: ``model.name`` when the profile has a table of that
+        qualified name (profiles of several models can hold e.g. ``loggp.L`` and ``plogp.L``),
+        otherwise the bare name."""
+        qualified = f"{self.model}.{self.name}"
+        return qualified if self.model and profile.has_table(qualified, channel) else self.name
 
 
 @dataclass(frozen=True)
@@ -328,7 +336,13 @@ class ScalarSig:
     """A scalar profile parameter: ``param L: time`` or ``param alpha[c: channel]: time``."""
     name: str
     channel_indexed: bool
+    model: str = ""
     span: Any = _span_field()
+
+    def profile_key(self, profile, channel) -> str:
+        """``model.name`` when the profile has a scalar of that qualified name, else the name."""
+        qualified = f"{self.model}.{self.name}"
+        return qualified if self.model and profile.has_scalar(qualified, channel) else self.name
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,138 @@
+"""The Python API: load a ``.tlop`` module, look up its algorithms, evaluate or compile them.
+
+>>> import tlop
+>>> bcast = tlop.load("taulop/bcast")["binomial_bcast"]
+>>> t = bcast.evaluate(tlop.default_profile(), P=16, m=1 << 20)        # seconds
+>>> ts = bcast.evaluate("metropolis", P=[2, 4, 8], m=[1024, 4096, 65536])   # numpy arrays broadcast
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import ir
+from .binding import bind_arguments
+from .diagnostics import TlopError
+from .elaborate import Elaborated, elaborate
+from .interp import Interpreter
+from .loader import load_tree, resolve_path
+
+__all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
+
+
+def as_profile(profile):
+    """A Profile from a Profile, a bundled name, a path, or None (the default profile)."""
+    from tlop.runtime.profile import default_profile, load_profile
+
+    if profile is None:
+        return default_profile()
+    if isinstance(profile, (str, Path)):
+        return load_profile(str(profile))
+    return profile
+
+
+class AlgorithmHandle:
+    """One algorithm of a loaded module: its IR, documentation, and ways to price it."""
+
+    def __init__(self, module: "Module", alg: ir.Algorithm):
+        self.module = module
+        self.ir = alg
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    @property
+    def doc(self) -> str:
+        """The ``///`` documentation of the algorithm."""
+        return self.ir.doc
+
+    @property
+    def params(self) -> tuple:
+        return self.ir.params
+
+    def bind(self, args: dict, strings: bool = False) -> dict:
+        """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.binding`."""
+        return bind_arguments(self.module.program, self.ir, args, strings=strings)
+
+    def evaluate(self, profile=None, **args: Any):
+        """The cost in seconds with the reference interpreter.  Arguments may be numpy arrays
+        (broadcast together); the result is a float or an array."""
+        prof = as_profile(profile)
+        env = self.bind(args)
+        result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
+        return _check_result(result, self.name)
+
+    def compile(self, profile=None, **options):
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.jit`)."""
+        from .jit import compile_algorithm
+
+        return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)
+        return f"<tlop algorithm {self.name}({sig})>"
+
+    def _repr_latex_(self):
+        try:
+            from .notation import format_latex
+        except ImportError:
+            return None
+        return "$" + format_latex(self.ir.body, self.module.program) + "$"
+
+
+def _check_result(result, name):
+    arr = np.asarray(result)
+    if np.any(np.isnan(arr)):
+        raise TlopError(f"'{name}' evaluated to NaN (an argument outside the model's domain, e.g. log2 of 0?)")
+    return result
+
+
+class Module:
+    """A loaded and checked ``.tlop`` module with its imports."""
+
+    def __init__(self, path: Path, elaborated: Elaborated):
+        self.path = path
+        self.elaborated = elaborated
+        self.program: ir.Program = elaborated.program
+        self._handles = {n: AlgorithmHandle(self, a) for n, a in self.program.algorithms.items()}
+
+    @property
+    def algorithms(self) -> list[str]:
+        """Names of the algorithms this file itself declares (then those of its imports)."""
+        return list(self._handles)
+
+    @property
+    def own_algorithms(self) -> list[str]:
+        return list(self.elaborated.root_algorithms)
+
+    def __getitem__(self, name: str) -> AlgorithmHandle:
+        try:
+            return self._handles[name]
+        except KeyError:
+            known = ", ".join(self._handles) or "(none)"
+            raise TlopError(f"no algorithm '{name}' in {self.path.name}; algorithms: {known}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._handles
+
+    def __iter__(self):
+        return iter(self._handles.values())
+
+    def __repr__(self) -> str:
+        return f"<tlop module {self.path} with {len(self._handles)} algorithms>"
+
+
+def load(name_or_path: str | Path) -> Module:
+    """Load, check and lower a ``.tlop`` file or a stdlib module (``"taulop/bcast"``)."""
+    path = resolve_path(str(name_or_path))
+    return Module(path, elaborate(load_tree(path)))
+
+
+def loads(text: str, name: str = "<string>.tlop", base: str | Path = ".") -> Module:
+    """Load a module from a string; imports resolve relative to ``base``, then the stdlib."""
+    path = (Path(base) / name).resolve()
+    return Module(path, elaborate(load_tree(path, text)))
