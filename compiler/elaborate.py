@@ -15,6 +15,7 @@ What it does not do: simplify, evaluate, or look at any profile.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -235,6 +236,9 @@ class _Elaborator:
                             f"times: {', '.join(TIME_UNITS)}", e.span)
             return ir.Num(e.value, span=e.span), ERR
         value = e.value * unit_factor(e.unit)
+        if not math.isfinite(value):
+            self.sink.error("number too large", e.span)
+            return ir.Num(0.0, span=e.span), ERR
         if kind == "number":
             return ir.Num(value, span=e.span), ("int" if float(value).is_integer() else "real")
         return ir.Num(value, span=e.span), kind

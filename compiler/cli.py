@@ -1,0 +1,399 @@
+"""The ``tlop`` command.
+
+``main(argv=None)`` parses arguments, runs one subcommand, prints to stdout, and returns the exit
+status: 0 on success, 1 for a user error (printed as a diagnostic on stderr, never a traceback),
+2 for bad command-line usage, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import math
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from .diagnostics import TlopError
+from .units import format_size, format_time
+
+__all__ = ["main"]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _load(name):
+    from .api import load
+
+    return load(name)
+
+
+def _profile(args):
+    from tlop.runtime.profile import default_profile, load_profile
+
+    prof = load_profile(args.profile) if getattr(args, "profile", None) else default_profile()
+    binds = getattr(args, "bind", None) or []
+    if binds:
+        mapping = {}
+        for b in binds:
+            if "=" not in b:
+                raise TlopError(f"--bind {b}: expected MODEL_CHANNEL=PROFILE_CHANNEL, e.g. net=tcp")
+            k, v = b.split("=", 1)
+            mapping[k.strip()] = v.strip()
+        prof = prof.with_bindings(mapping)
+    if getattr(args, "out_of_grid", None):
+        prof = prof.with_interpolation(out_of_grid=args.out_of_grid)
+    return prof
+
+
+def _assignments(items: Sequence[str]) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise TlopError(f"'{it}': arguments are NAME=VALUE, e.g. P=16 m=1MiB")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _engine(args, handle, profile):
+    """An evaluate(env) callable for the chosen engine."""
+    engine = getattr(args, "engine", "auto")
+    if engine in ("auto", "jit"):
+        try:
+            from . import jit  # noqa: F401
+        except ImportError:
+            if engine == "jit":
+                raise TlopError("the JIT engine is not available in this installation (llvmlite missing?)")
+            engine = "interp"
+        else:
+            engine = "jit"
+    if engine == "jit":
+        ev = handle.compile(profile)
+        return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
+    from .interp import Interpreter
+
+    interp = Interpreter(handle.module.program, profile)
+    return "interp", lambda env: interp.eval(handle.ir.body, env)
+
+
+def _fmt_arg(p, v) -> str:
+    if p.type == "bytes":
+        return format_size(float(v))
+    if p.type == "time":
+        return format_time(float(v))
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# ----------------------------------------------------------------------------- subcommands
+
+def cmd_check(args) -> int:
+    for f in args.files:
+        m = _load(f)
+        n = len(m.own_algorithms)
+        print(f"{f}: ok ({n} algorithm{'s' if n != 1 else ''})")
+    return 0
+
+
+def cmd_show(args) -> int:
+    m = _load(args.file)
+    names = [args.algorithm] if args.algorithm else m.own_algorithms
+    for i, name in enumerate(names):
+        h = m[name]
+        sig = ", ".join(f"{p.name}: {p.type}" for p in h.params)
+        if i:
+            print()
+        if h.doc:
+            for line in h.doc.splitlines():
+                print(f"/// {line}")
+        if args.latex:
+            from .notation import format_latex
+
+            print(f"{name}({sig}) = {format_latex(h.ir.body, m.program)}")
+        else:
+            from .notation import format_text
+
+            print(f"{name}({sig}) =")
+            print(f"    {format_text(h.ir.body, m.program)}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    m = _load(args.file)
+    h = m[args.algorithm]
+    prof = _profile(args)
+    env = h.bind(_assignments(args.assignments), strings=True)
+    engine, run = _engine(args, h, prof)
+    value = float(run(env))
+    if math.isnan(value):
+        raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
+    shown = {p.name: env[p.name] for p in h.params}
+    if args.json:
+        out = {
+            "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+            "arguments": {k: (m.program.channels[int(v)] if p.type == "channel" else v)
+                          for (k, v), p in zip(shown.items(), h.params)},
+            "seconds": value,
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    argtxt = ", ".join(
+        f"{p.name}={m.program.channels[int(shown[p.name])] if p.type == 'channel' else _fmt_arg(p, shown[p.name])}"
+        for p in h.params)
+    print(f"{h.name}({argtxt}) on {prof.name}: {value!r} s  ({format_time(value)})")
+    return 0
+
+
+def _parse_range(name: str, text: str, ptype: str, program) -> list:
+    """``2..256:x2`` (geometric), ``0..100:+10`` (arithmetic), ``1..8`` (step 1), ``1,2,4`` (list)."""
+    from .binding import parse_cli_value
+
+    if ptype == "channel":
+        return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
+    if ".." not in text:
+        return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
+    body, _, step = text.partition(":")
+    lo_t, _, hi_t = body.partition("..")
+    lo = parse_cli_value(lo_t, ptype, name, program)
+    hi = parse_cli_value(hi_t, ptype, name, program)
+    if hi < lo:
+        raise TlopError(f"{name}={text}: the range is empty ({lo:g} > {hi:g})")
+    values = []
+    if step.startswith("x") or step.startswith("*"):
+        factor = float(step[1:])
+        if not factor > 1:
+            raise TlopError(f"{name}={text}: a geometric step needs a factor > 1")
+        if lo <= 0:
+            raise TlopError(f"{name}={text}: a geometric range must start above 0")
+        v = lo
+        while v <= hi * (1 + 1e-12):
+            values.append(v)
+            v *= factor
+    else:
+        inc = parse_cli_value(step[1:] if step.startswith("+") else step, ptype, name, program) if step else 1.0
+        if not inc > 0:
+            raise TlopError(f"{name}={text}: the step must be positive")
+        n = int(math.floor((hi - lo) / inc + 1e-9)) + 1
+        values = [lo + i * inc for i in range(n)]
+    if len(values) > 10_000_000:
+        raise TlopError(f"{name}={text}: {len(values)} points is too many")
+    return values
+
+
+def cmd_sweep(args) -> int:
+    m = _load(args.file)
+    h = m[args.algorithm]
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
+    ptypes = {p.name: p.type for p in h.params}
+    for k in raw:
+        if k not in ptypes:
+            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+    axes = {k: _parse_range(k, v, ptypes[k], m.program) for k, v in raw.items()}
+    swept = [k for k, v in axes.items() if len(v) > 1]
+    names = list(axes)
+    grid = list(itertools.product(*(axes[k] for k in names)))
+    columns = {k: np.array([g[i] for g in grid]) for i, k in enumerate(names)}
+    channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
+    engine, run = _engine(args, h, prof)
+    if channels:  # channel arguments are scalars: evaluate per channel combination
+        values = np.empty(len(grid))
+        keys = list(channels)
+        combos = {tuple(float(channels[k][i]) for k in keys) for i in range(len(grid))}
+        for combo in combos:
+            mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
+            sub = {k: (v[mask] if k not in channels else float(combo[keys.index(k)])) for k, v in columns.items()}
+            values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
+    else:
+        values = np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (len(grid),)).copy()
+
+    def label(k, v):
+        if ptypes[k] == "channel":
+            return m.program.channels[int(v)]
+        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+
+    if args.csv:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names + ["seconds"])
+        for g, val in zip(grid, values):
+            w.writerow([label(k, v) if ptypes[k] == "channel" else repr(float(v)) for k, v in zip(names, g)]
+                       + [repr(float(val))])
+        if args.csv == "-":
+            sys.stdout.write(buf.getvalue())
+        else:
+            with open(args.csv, "w", encoding="utf-8") as f:
+                f.write(buf.getvalue())
+            print(f"wrote {len(grid)} rows to {args.csv}")
+        return 0
+    print(f"{h.name} on {prof.name} ({engine}), seconds")
+    if len(swept) == 2:
+        rk, ck = swept
+        fixed = {k: axes[k][0] for k in names if k not in swept}
+        if fixed:
+            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        rows = [[label(rk, r)] + [f"{table[(r, c)]:.4e}" for c in axes[ck]] for r in axes[rk]]
+        _print_table(header, rows)
+    else:
+        header = names + ["seconds"]
+        rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
+        _print_table(header, rows)
+    return 0
+
+
+def _print_table(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+
+
+def cmd_profiles(args) -> int:
+    from tlop.runtime.profile import bundled_profiles, default_profile, load_profile
+
+    default = default_profile().name
+    for name, path in sorted(bundled_profiles().items()):
+        p = load_profile(name)
+        md = p.metadata
+        chans = ", ".join(f"{c} ({info.transmission})" for c, info in p.channels.items())
+        mark = " (default)" if name == default else ""
+        print(f"{name}{mark}")
+        if md.get("machine"):
+            print(f"  machine:  {md['machine']}")
+        print(f"  channels: {chans}; bind: {', '.join(f'{k}={v}' for k, v in p.bindings.items()) or '-'}")
+        print(f"  tables:   {', '.join(p.table_names())}")
+        if md.get("source"):
+            print(f"  source:   {md['source']}")
+        if md.get("date"):
+            print(f"  date:     {md['date']}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    from tlop.runtime.convert_taulop import convert_directory
+    from tlop.runtime.profile import save_profile
+
+    prof = convert_directory(args.directory, name=args.name)
+    save_profile(prof, args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+
+def _add_profile_options(p):
+    p.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    p.add_argument("--bind", action="append", metavar="CH=PCH",
+                   help="bind a model channel to a profile channel, e.g. --bind net=tcp")
+    p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
+                   help="what a table lookup outside the measured grid does")
+    p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
+                   help="evaluation engine (default: the JIT when available)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
+    ap.add_argument("--version", action="version", version=f"tlop {_version()}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("check", help="parse and check .tlop files")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("show", help="print an algorithm's cost expression in the papers' notation")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", nargs="?", metavar="ALG")
+    p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.set_defaults(run=cmd_show)
+
+    p = sub.add_parser("eval", help="evaluate an algorithm at one point")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", metavar="ALG")
+    p.add_argument("assignments", nargs="*", metavar="NAME=VALUE")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("sweep", help="evaluate an algorithm over a grid of points")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", metavar="ALG")
+    p.add_argument("assignments", nargs="*", metavar="NAME=RANGE",
+                   help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 Q=8 or c=shm,net")
+    p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_sweep)
+
+    p = sub.add_parser("profiles", help="list the bundled platform profiles and their provenance")
+    p.set_defaults(run=cmd_profiles)
+
+    p = sub.add_parser("convert-taulop", help="convert libtaulop parameter files into a profile")
+    p.add_argument("directory", metavar="DIR")
+    p.add_argument("--name", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(run=cmd_convert)
+
+    _add_optional_commands(sub)
+    return ap
+
+
+def _add_optional_commands(sub):
+    """Subcommands that live in other packages (rules, explain, prove, measure)."""
+    try:
+        from .rules import cli as rules_cli
+    except ImportError:
+        rules_cli = None
+    if rules_cli is not None:
+        p = sub.add_parser("rules", help="list the rewrite rules; --verify proves them with Z3")
+        rules_cli.add_rules_arguments(p)
+        p.set_defaults(run=rules_cli.run_rules)
+        p = sub.add_parser("explain", help="print the derivation of an algorithm's simplified cost")
+        rules_cli.add_explain_arguments(p)
+        p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+        p = sub.add_parser("prove", help="prove or refute an inequality under the model axioms")
+        rules_cli.add_prove_arguments(p)
+        p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
+    try:
+        from tlop.runtime.measure import cli as measure_cli
+    except ImportError:
+        measure_cli = None
+    if measure_cli is not None:
+        p = sub.add_parser("measure", help="measure a platform profile with MPI benchmarks")
+        measure_cli.add_arguments(p)
+        p.set_defaults(run=measure_cli.run)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse exits on usage errors and --help
+        return int(e.code or 0)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except TlopError as e:
+        print(e.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tlop: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
