@@ -64,7 +64,7 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
     for k in args:
         if k not in names:
             problems.append(Diagnostic(
-                f"'{alg.name}' has no parameter '{k}'; parameters: {', '.join(p.name for p in alg.params)}"))
+                f"'{alg.name}' has no parameter '{k}'; parameters: {', '.join(p.name for p in alg.params)}", alg.span))
     env: dict = {}
     for p in alg.params:
         if p.name in args:
@@ -74,19 +74,20 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
                     try:
                         v = parse_cli_value(v, p.type, p.name, program)
                     except TlopError as e:
-                        problems.extend(e.diagnostics)
+                        problems.extend(Diagnostic(d.message, p.span) for d in e.diagnostics)
                         continue
                 else:
-                    problems.append(Diagnostic(f"argument {p.name}: expected a number, got the string '{v}'"))
+                    problems.append(Diagnostic(f"argument {p.name}: expected a number, got the string '{v}'", p.span))
                     continue
             try:
                 arr = np.asarray(v, dtype=float)
             except (TypeError, ValueError):
                 problems.append(Diagnostic(f"argument {p.name}: expected a number or an array of numbers, "
-                                           f"got {type(v).__name__}"))
+                                           f"got {type(v).__name__}", p.span))
                 continue
             if p.type == "channel" and arr.ndim != 0:
-                problems.append(Diagnostic(f"argument {p.name}: a channel parameter takes one channel, not an array"))
+                problems.append(Diagnostic(f"argument {p.name}: a channel parameter takes one channel, not an array",
+                                           p.span))
                 continue
             v = float(arr) if arr.ndim == 0 else arr
         elif p.default is not None:
@@ -96,14 +97,14 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
             continue
         arr = np.asarray(v, dtype=float)
         if np.any(np.isnan(arr)):
-            problems.append(Diagnostic(f"argument {p.name} is NaN"))
+            problems.append(Diagnostic(f"argument {p.name} is NaN", p.span))
             continue
         if p.type in ("int", "channel") and np.any(arr != np.floor(arr)):
             bad = arr[arr != np.floor(arr)].flat[0] if arr.ndim else float(arr)
-            problems.append(Diagnostic(f"argument {p.name} = {bad:g} must be an integer ({p.name}: {p.type})"))
+            problems.append(Diagnostic(f"argument {p.name} = {bad:g} must be an integer ({p.name}: {p.type})", p.span))
             continue
         if p.type == "channel" and not 0 <= float(arr) < len(program.channels):
-            problems.append(Diagnostic(f"argument {p.name} = {float(arr):g} is not a channel index"))
+            problems.append(Diagnostic(f"argument {p.name} = {float(arr):g} is not a channel index", p.span))
             continue
         if p.constraint is not None:
             op, bound_expr = p.constraint

@@ -125,8 +125,8 @@ def cmd_show(args) -> int:
 def cmd_eval(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
-    prof = _profile(args)
     env = h.bind(_assignments(args.assignments), strings=True)
+    prof = _profile(args)
     engine, run = _engine(args, h, prof)
     value = float(run(env))
     if math.isnan(value):
