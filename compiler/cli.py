@@ -275,6 +275,48 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+DEMO = [
+    ("taulop/bcast", "binomial_bcast", {"c": "shm"}),
+    ("taulop/bcast", "linear_bcast", {"c": "shm"}),
+    ("taulop/bcast", "binomial_bcast", {"c": "net"}),
+    ("taulop/allgather", "ring_allgather_node", {}),
+    ("taulop/allgather", "ring_allgather_seq", {"Q": "8"}),
+    ("taulop/allgather", "ring_allgather_rr", {"Q": "8"}),
+    ("taulop/scatter", "binomial_scatter", {"S": "8KiB"}),
+    ("taulop/allgather", "rd_allgather", {"S": "8KiB"}),
+]
+
+
+def cmd_demo(args) -> int:
+    """Price a handful of stdlib algorithms on the default profile, side by side."""
+    from .api import load
+
+    prof = _profile(args)
+    sizes = [1024.0, 65536.0, 1048576.0]
+    procs = [float(p) for p in args.P]
+    print(f"tlop demo: stdlib algorithms on profile '{prof.name}' "
+          f"({prof.metadata.get('machine', 'no machine description')})")
+    print("cost in microseconds; P = processes, m = message size\n")
+    header = ["algorithm", "P"] + [format_size(m) for m in sizes]
+    rows = []
+    for file, name, fixed in DEMO:
+        h = load(file)[name]
+        _, run = _engine(args, h, prof)
+        for P in procs:
+            if any(p.name == "Q" for p in h.params) and P % 8:
+                continue
+            row = [f"{file}:{name}" + (f" ({', '.join(f'{k}={v}' for k, v in fixed.items())})" if fixed else ""),
+                   f"{P:g}"]
+            for m in sizes:
+                given = {"P": f"{P:g}", "m": f"{m:g}", **fixed}
+                env = h.bind({k: v for k, v in given.items() if any(p.name == k for p in h.params)},
+                             strings=True)
+                row.append(f"{float(run(env)) * 1e6:.2f}")
+            rows.append(row)
+    _print_table(header, rows)
+    return 0
+
+
 def cmd_convert(args) -> int:
     from tlop.runtime.convert_taulop import convert_directory
     from tlop.runtime.profile import save_profile
@@ -331,6 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("profiles", help="list the bundled platform profiles and their provenance")
     p.set_defaults(run=cmd_profiles)
+
+    p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
+    p.add_argument("-P", nargs="+", default=["2", "8", "32"], help="process counts (default: 2 8 32)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_demo)
 
     p = sub.add_parser("convert-taulop", help="convert libtaulop parameter files into a profile")
     p.add_argument("directory", metavar="DIR")

@@ -11,3 +11,33 @@ def pytest_addoption(parser):
 @pytest.fixture
 def update_golden(request):
     return request.config.getoption("--update-golden")
+
+
+def synthetic_profile(name="synthetic", *, tables=None, scalars=None, channels=None, bind=None):
+    """A small valid profile built in memory (format version 1)."""
+    from tlop.runtime.profile import profile_from_dict
+
+    return profile_from_dict({
+        "tlop_profile": 1,
+        "name": name,
+        "metadata": {"machine": "synthetic test profile", "source": "tests/conftest.py"},
+        "interpolation": {"m_below": "linear", "m_beyond": "linear", "tau_beyond": "proportional",
+                          "nonnegative": True, "out_of_grid": "allow"},
+        "channels": channels or {"shm": {"transmission": "shm", "description": "test"}},
+        "bind": bind or {},
+        "tables": tables or {},
+        "scalars": scalars or {},
+        "fits": {},
+    })
+
+
+#: grid and linear gap g(m) = G0 + G1·m of the pLogP test profile
+PLOGP_M = [1.0, 1024.0, 65536.0, 1048576.0, 16777216.0]
+PLOGP_G0, PLOGP_G1, PLOGP_L = 2e-6, 1e-9, 5e-6
+
+
+@pytest.fixture(scope="session")
+def plogp_profile():
+    g = [PLOGP_G0 + PLOGP_G1 * m for m in PLOGP_M]
+    return synthetic_profile("plogp-test", tables={"g": {"*": {"m": PLOGP_M, "values": g}}},
+                             scalars={"L": {"*": PLOGP_L}})
