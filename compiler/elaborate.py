@@ -446,8 +446,16 @@ class _Elaborator:
         if d is None:
             for a in e.args:
                 self.expr(a.value, env)
-            self.sink.error(self._unknown(name, env, "function, table or algorithm")
-                            if name not in env else f"'{name}' is a value, not a function", e.callee_span or e.span)
+            if name in env:
+                msg = f"'{name}' is a value, not a function"
+            elif e.channel is not None:
+                indexed = sorted(n for n, t in self.tables.items() if t.channel_indexed) + sorted(self.transmissions)
+                msg = self._unknown(name, {}, "table or transmission")
+                msg += f"; in scope: {', '.join(indexed) if indexed else '(none: import a platform)'}" \
+                    if "did you mean" not in msg else ""
+            else:
+                msg = self._unknown(name, env, "function, table or algorithm")
+            self.sink.error(msg, e.callee_span or e.span)
             return ir.Num(0.0), ERR
         if isinstance(d, A.TableDecl):
             return self._lookup(e, d, env)
@@ -573,7 +581,7 @@ class _Elaborator:
                     self.sink.error(f"argument '{pname}' of '{d.name}' must be {ptype}, found {t}", a.span)
                 bindings.append((pname, node))
             elif p.default is not None:
-                node, _ = self.expr(p.default, {})
+                node, _ = self.expr(p.default, self._param_env(info))
                 bindings.append((pname, node))
             else:
                 self.sink.error(f"missing argument '{pname}' in call of '{d.name}'", e.span)
@@ -591,13 +599,13 @@ class _Elaborator:
         for p, (pname, ptype) in zip(d.params, info.params):
             default = None
             if p.default is not None:
-                default, t = self.expr(p.default, {})
+                default, t = self.expr(p.default, self._param_env(info))
                 if t != ERR and ptype != ERR and _join(ptype, t) != ptype:
                     self.sink.error(f"the default of '{pname}' must be {ptype}, found {t}", p.default.span)
                 self._closed(default, p.default.span, "a default value")
             constraint = None
             if p.op is not None:
-                bound, t = self.expr(p.bound, {})
+                bound, t = self.expr(p.bound, self._param_env(info))
                 if ptype not in NUMERIC and ptype != ERR:
                     self.sink.error(f"a constraint needs a numeric parameter; '{pname}' is {ptype}",
                                     p.constraint_span)
@@ -610,10 +618,15 @@ class _Elaborator:
         doc = "\n".join(d.docs)
         return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span)
 
+    @staticmethod
+    def _param_env(info):
+        return {n: (ir.Var(n), t) for n, t in info.params}
+
     def _closed(self, node, span, what):
         free = ir.free_vars(node)
         if free:
-            self.sink.error(f"{what} must be a constant; it uses {', '.join(sorted(free))}", span)
+            self.sink.error(f"{what} must be a constant; it uses the parameter{'s' if len(free) > 1 else ''} "
+                            f"{', '.join(sorted(free))}", span)
 
 
 def _xmit_sequence(node: ir.Expr):
@@ -645,7 +658,7 @@ def _close(a: str, b: str) -> bool:
         return False
     if a.lower() == b.lower():
         return True
-    if abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 2:
+    if abs(len(a) - len(b)) > 1 or max(len(a), len(b)) < 2:
         return False
     # one substitution, insertion or deletion
     i = 0
