@@ -58,6 +58,34 @@ class AlgorithmHandle:
         """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.binding`."""
         return bind_arguments(self.module.program, self.ir, args, strings=strings)
 
+    def requirements(self) -> dict:
+        """What a profile must provide: ``{"tables": {...}, "scalars": {...}}`` by name."""
+        tables, scalars = set(), set()
+        program = self.module.program
+        pending = [self.ir.body] + [p.default for p in self.ir.params if p.default is not None]
+        seen_transmissions = set()
+        while pending:
+            for node in ir.walk(pending.pop()):
+                if isinstance(node, ir.Lookup):
+                    tables.add(node.table)
+                elif isinstance(node, ir.Scalar):
+                    scalars.add(node.name)
+                elif isinstance(node, (ir.Transmit, ir.Xmit)) and node.name not in seen_transmissions:
+                    seen_transmissions.add(node.name)
+                    pending.extend(v.body for v in program.transmissions.get(node.name, ()))
+        return {"tables": tables, "scalars": scalars}
+
+    def applies_to(self, profile) -> bool:
+        """True when ``profile`` has every table and scalar this algorithm reads (on some channel)."""
+        prof = as_profile(profile)
+        req = self.requirements()
+        names = set(prof.table_names())
+        scalars = set(prof.scalar_names())
+        program = self.module.program
+        return (all(program.tables[t].profile_key(prof, None) in names or t in names
+                    or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
+                and all(s in scalars or f"{program.scalars[s].model}.{s}" in scalars for s in req["scalars"]))
+
     def evaluate(self, profile=None, **args: Any):
         """The cost in seconds with the reference interpreter.  Arguments may be numpy arrays
         (broadcast together); the result is a float or an array."""

@@ -20,11 +20,9 @@ from .parse import parse_source
 
 __all__ = ["STDLIB_DIR", "LoadedModule", "resolve_path", "load_tree", "stdlib_modules"]
 
-STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"
-if not STDLIB_DIR.is_dir():  # installed wheel: tlop.stdlib is a package of its own
-    import tlop.stdlib as _stdlib_pkg
+import tlop.stdlib as _stdlib_pkg  # noqa: E402  (data package: the .tlop files and profiles)
 
-    STDLIB_DIR = Path(_stdlib_pkg.__file__).resolve().parent
+STDLIB_DIR = Path(_stdlib_pkg.__file__).resolve().parent
 
 
 @dataclass(frozen=True)

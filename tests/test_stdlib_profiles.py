@@ -1,0 +1,41 @@
+"""Every stdlib algorithm evaluates on every bundled profile it applies to."""
+
+import math
+
+import pytest
+
+import tlop
+from tlop.loader import stdlib_modules
+from tlop.runtime.profile import bundled_profiles
+
+PROFILES = sorted(bundled_profiles())
+SAMPLE = {"P": 8, "Q": 4, "m": 65536, "S": 8192, "s": 8192}
+CASES = [(mod, alg) for mod in stdlib_modules() for alg in tlop.load(mod).own_algorithms]
+
+
+def test_the_three_clusters_are_bundled():
+    assert {"metropolis", "lusitania", "ciemat"} <= set(PROFILES)
+    assert tlop.default_profile().name == "metropolis"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("mod,alg", CASES, ids=[f"{m}:{a}" for m, a in CASES])
+def test_evaluates(mod, alg, profile):
+    handle = tlop.load(mod)[alg]
+    prof = tlop.load_profile(profile)
+    if not handle.applies_to(prof):
+        missing = handle.requirements()
+        assert not (missing["tables"] <= set(prof.table_names())
+                    and missing["scalars"] <= set(prof.scalar_names())), "applies_to is wrong"
+        return
+    args = {p.name: SAMPLE[p.name] for p in handle.params if p.default is None}
+    value = handle.evaluate(prof, **args)
+    assert math.isfinite(value) and value > 0
+
+
+def test_every_algorithm_applies_to_some_profile_or_is_known_to_need_measurement():
+    """τ-Lop algorithms apply to the cluster profiles; pLogP and LogGP need measured parameters."""
+    for mod, alg in CASES:
+        h = tlop.load(mod)[alg]
+        if mod.startswith("taulop/"):
+            assert all(h.applies_to(p) for p in PROFILES), (mod, alg)
