@@ -104,7 +104,7 @@ def cmd_show(args) -> int:
     names = [args.algorithm] if args.algorithm else m.own_algorithms
     for i, name in enumerate(names):
         h = m[name]
-        sig = ", ".join(f"{p.name}: {p.type}" for p in h.params)
+        sig = ", ".join(_signature(p, m.program) for p in h.params)
         if i:
             print()
         if h.doc:
@@ -120,6 +120,30 @@ def cmd_show(args) -> int:
             print(f"{name}({sig}) =")
             print(f"    {format_text(h.ir.body, m.program)}")
     return 0
+
+
+def _signature(p, program) -> str:
+    """``P: int >= 1`` / ``c: channel = shm`` for a parameter."""
+    from .interp import Interpreter
+
+    out = f"{p.name}: {p.type}"
+    const = Interpreter(program, None)
+    if p.constraint is not None:
+        op, bound = p.constraint
+        out += f" {op} {_fmt_value(p.type, const.eval(bound, {}), program)}"
+    if p.default is not None:
+        out += f" = {_fmt_value(p.type, const.eval(p.default, {}), program)}"
+    return out
+
+
+def _fmt_value(ptype, v, program) -> str:
+    if ptype == "channel":
+        return program.channels[int(v)]
+    if ptype == "bytes":
+        return format_size(float(v))
+    if ptype == "time":
+        return format_time(float(v)).replace(" ", "")
+    return f"{float(v):g}"
 
 
 def cmd_eval(args) -> int:
@@ -221,7 +245,7 @@ def cmd_sweep(args) -> int:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(names + ["seconds"])
         for g, val in zip(grid, values):
-            w.writerow([label(k, v) if ptypes[k] == "channel" else repr(float(v)) for k, v in zip(names, g)]
+            w.writerow([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
                        + [repr(float(val))])
         if args.csv == "-":
             sys.stdout.write(buf.getvalue())
@@ -245,6 +269,11 @@ def cmd_sweep(args) -> int:
         rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
         _print_table(header, rows)
     return 0
+
+
+def _csv_number(v) -> str:
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
 def _print_table(header, rows):
