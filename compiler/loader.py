@@ -1,7 +1,7 @@
 """Finding and reading ``.tlop`` files: stdlib short names, imports, cycles.
 
 What it does: turns a path or a stdlib short name (``taulop/bcast``) into a file, parses it, and
-follows its ``import "…"`` declarations — relative to the importing file first, then the stdlib
+follows its ``import "…"`` declarations — relative to the importing file first, then the folders of ``$TLOP_PATH``, then the stdlib
 directory — returning every module once, imports before importers.  Reports missing files and
 import cycles with the span of the offending ``import``.
 
@@ -32,6 +32,13 @@ class LoadedModule:
     module: A.Module
 
 
+def search_path() -> list[Path]:
+    """Where imports and short names are looked up after the importing file's folder: the
+    folders of ``$TLOP_PATH`` (separated by ``os.pathsep``), then the stdlib."""
+    extra = [Path(p) for p in os.environ.get("TLOP_PATH", "").split(os.pathsep) if p]
+    return extra + [STDLIB_DIR]
+
+
 def stdlib_modules() -> list[str]:
     """Short names of every stdlib module, e.g. ``taulop/bcast``."""
     out = []
@@ -45,9 +52,10 @@ def resolve_path(name: str) -> Path:
     p = Path(name)
     if p.is_file():
         return p.resolve()
-    for candidate in (STDLIB_DIR / name, STDLIB_DIR / (name + ".tlop")):
-        if candidate.is_file():
-            return candidate.resolve()
+    for base in search_path():
+        for candidate in (base / name, base / (name + ".tlop")):
+            if candidate.is_file():
+                return candidate.resolve()
     known = ", ".join(stdlib_modules()) or "(none)"
     raise TlopError(f"no such file or stdlib module: '{name}'; stdlib modules: {known}")
 
@@ -98,7 +106,7 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
                 continue
             target = _find_import(path, d.path)
             if target is None:
-                sink.error(f"cannot find imported file '{d.path}' (looked beside {source.name} and in the stdlib)",
+                sink.error(f"cannot find imported file '{d.path}' (looked beside {source.name}, in $TLOP_PATH and in the stdlib)",
                            d.span)
                 continue
             if target in chain or target == path:
@@ -119,7 +127,7 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
 
 
 def _find_import(importer: Path, rel: str) -> Path | None:
-    for base in (importer.parent, STDLIB_DIR):
+    for base in [importer.parent] + search_path():
         p = (base / rel)
         if p.is_file():
             return p.resolve()

@@ -143,3 +143,13 @@ def test_missing_table_names_the_lookup(prof):
     with pytest.raises(TlopError, match="table 'g' is missing from profile 'linear'") as e:
         mod["flat"].evaluate(prof, P=4, m=1.0)
     assert e.value.span is not None and e.value.span.file.endswith("plogp/bcast.tlop")
+
+
+def test_tlop_path_is_searched(tmp_path, monkeypatch):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "mine.tlop").write_text("/// one microsecond\nalgorithm one() = 1us\n")
+    monkeypatch.setenv("TLOP_PATH", str(lib))
+    mod = tlop.loads('import "mine.tlop"\nalgorithm two() = one() + one()\n', base=tmp_path / "elsewhere")
+    assert mod["two"].evaluate(None) == pytest.approx(2e-6)
+    assert tlop.load("mine")["one"].evaluate(None) == pytest.approx(1e-6)
