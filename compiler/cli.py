@@ -346,16 +346,6 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def cmd_convert(args) -> int:
-    from tlop.runtime.convert_taulop import convert_directory
-    from tlop.runtime.profile import save_profile
-
-    prof = convert_directory(args.directory, name=args.name)
-    save_profile(prof, args.out)
-    print(f"wrote {args.out}")
-    return 0
-
-
 # ----------------------------------------------------------------------------- parser
 
 def _add_profile_options(p):
@@ -408,11 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_options(p)
     p.set_defaults(run=cmd_demo)
 
+    from tlop.runtime import convert_taulop
+
     p = sub.add_parser("convert-taulop", help="convert libtaulop parameter files into a profile")
-    p.add_argument("directory", metavar="DIR")
-    p.add_argument("--name", required=True)
-    p.add_argument("--out", required=True)
-    p.set_defaults(run=cmd_convert)
+    convert_taulop.add_arguments(p)
+    p.set_defaults(run=convert_taulop.run)
 
     _add_optional_commands(sub)
     return ap

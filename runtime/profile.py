@@ -1,0 +1,365 @@
+"""Platform profiles: measured tables and parameters of one machine, and how to read them.
+
+What it does: :class:`Profile` is a loaded, validated profile (format version 1, see
+docs/profiles.rst): its channels and their transmission kinds, the binding of model channels
+(``shm``, ``net`` in a ``.tlop`` platform) to profile channels, its tables (:class:`TableData`,
+read through :mod:`tlop.runtime.interpolation`) and scalar parameters, metadata and fits.
+:func:`load_profile` reads a bundled profile by name or any ``.json`` file by path;
+:func:`save_profile` writes one atomically; :func:`profile_from_dict` builds one from decoded
+JSON (the only way to build one, so every profile is validated).
+
+What it does not do: measure (``tlop.runtime.measure``), convert libtaulop files
+(:mod:`tlop.runtime.convert_taulop`), or know what a model does with a table.  A profile is
+immutable; ``with_bindings`` and ``with_interpolation`` return modified copies.
+
+Channel lookup rules: a table or scalar entry is found under the profile channel asked for, or
+else under ``"*"`` (an entry not indexed by channel applies to every channel); asking with
+channel ``None`` finds only ``"*"`` entries.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Mapping, Optional, Union
+
+import numpy as np
+
+from . import jsonfmt
+from .errors import OutOfGridError, OutOfGridWarning, ProfileError
+from .interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
+from .profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
+                             is_channel_name, parse_json, validate)
+
+__all__ = [
+    "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
+    "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
+    "profile_from_dict", "DEFAULT_PROFILE",
+]
+
+#: the profile :func:`default_profile` loads
+DEFAULT_PROFILE = "metropolis"
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    """A profile channel: its name, its transmission kind (shm, tcp, rdma) and a description."""
+    name: str
+    transmission: str
+    description: str = ""
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 2**53 else f"{x:.6g}"
+
+
+class TableData:
+    """One measured table of a profile on one channel (``channel`` None for a ``"*"`` table).
+
+    ``m`` and ``tau`` are the grids (``tau`` None for a table of m only) and ``values`` the
+    measured values (``values[i]`` or ``values[i][j]``), all read-only float64 arrays; ``policy``
+    is the profile's :class:`Interpolation`."""
+
+    __slots__ = ("name", "channel", "m", "tau", "values", "policy", "_warned")
+
+    def __init__(self, name: str, channel: Optional[str], raw: RawTable, policy: Interpolation):
+        self.name = name
+        self.channel = channel
+        self.m = raw.m
+        self.tau = raw.tau
+        self.values = raw.values
+        self.policy = policy
+        self._warned = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}[{self.channel}]" if self.channel is not None else self.name
+
+    def __repr__(self) -> str:
+        shape = f"{len(self.m)}x{len(self.tau)}" if self.tau is not None else f"{len(self.m)}"
+        return f"<TableData {self.label} {shape}>"
+
+    def lookup(self, m, tau=None) -> np.ndarray:
+        """The table at ``m`` (and ``tau`` for a table over τ), vectorised with numpy
+        broadcasting; see :mod:`tlop.runtime.interpolation` for the exact algorithm.  Points
+        outside the measured grid follow the policy's ``out_of_grid`` mode."""
+        if self.tau is None:
+            if tau is not None:
+                raise ProfileError(f"table {self.label} is measured over m only; it takes no tau argument")
+            self._check_grid(m, None)
+            return lookup_1d(self.m, self.values, m, self.policy)
+        if tau is None:
+            raise ProfileError(
+                f"table {self.label} is measured over m and tau ({_fmt(self.tau[0])} .. "
+                f"{_fmt(self.tau[-1])}); a tau argument is required")
+        self._check_grid(m, tau)
+        return lookup_2d(self.m, self.tau, self.values, m, tau, self.policy)
+
+    def _check_grid(self, m, tau) -> None:
+        mode = self.policy.out_of_grid
+        if mode == "allow" or (mode == "warn" and self._warned):
+            return
+        problem = None
+        bad = first_outside(self.m, m)
+        if bad is not None:
+            problem = (f"m = {_fmt(bad)} B is outside the measured grid "
+                       f"{_fmt(self.m[0])} .. {_fmt(self.m[-1])} B")
+        elif tau is not None:
+            bad = first_outside(self.tau, tau)
+            if bad is not None:
+                problem = (f"tau = {_fmt(bad)} is outside the measured columns "
+                           f"{_fmt(self.tau[0])} .. {_fmt(self.tau[-1])}")
+        if problem is None:
+            return
+        where = f"table '{self.name}'" + (f" on channel '{self.channel}'" if self.channel else "")
+        message = f"{where}: {problem}"
+        if mode == "error":
+            raise OutOfGridError(message)
+        self._warned = True
+        warnings.warn(OutOfGridWarning(message + " (extrapolated; warned once per table)"), stacklevel=3)
+
+
+class Profile:
+    """A validated platform profile.  Build one with :func:`load_profile` or
+    :func:`profile_from_dict`."""
+
+    def __init__(self, validated: ValidatedProfile, path: Optional[Path] = None):
+        v = validated
+        self.name: str = v.name
+        self.metadata: dict = v.metadata
+        self.path: Optional[Path] = path
+        self.fits: dict = v.fits
+        self.interpolation: Interpolation = v.interpolation
+        self.channels: dict = {n: ChannelInfo(n, kind, desc) for n, (kind, desc) in v.channels.items()}
+        self.bindings: dict = dict(v.bind)
+        self._raw = v.tables
+        self._scalars: dict = v.scalars
+        self._tables = self._build_tables(self.interpolation)
+
+    def _build_tables(self, policy: Interpolation) -> dict:
+        return {name: {key: TableData(name, None if key == ANY_CHANNEL else key, raw, policy)
+                       for key, raw in per.items()}
+                for name, per in self._raw.items()}
+
+    def __repr__(self) -> str:
+        return f"<Profile {self.name!r}: channels {list(self.channels)}, tables {self.table_names()}>"
+
+    # ------------------------------------------------------------------ channels
+    def resolve_channel(self, model_channel: str) -> Optional[str]:
+        """The profile channel a model channel maps to: its binding, else itself when it is a
+        profile channel, else None."""
+        if model_channel in self.bindings:
+            return self.bindings[model_channel]
+        return model_channel if model_channel in self.channels else None
+
+    def transmission_kind(self, channel: str) -> str:
+        """The transmission kind (shm, tcp, rdma) of a profile channel."""
+        info = self.channels.get(channel)
+        if info is None:
+            raise ProfileError(f"profile '{self.name}' has no channel '{channel}'; "
+                               f"channels: {', '.join(self.channels) or '(none)'}")
+        return info.transmission
+
+    # ------------------------------------------------------------------ tables and scalars
+    @staticmethod
+    def _entry(per: Optional[dict], channel: Optional[str]):
+        if per is None:
+            return None
+        if channel is not None and channel in per:
+            return per[channel]
+        return per.get(ANY_CHANNEL)
+
+    def table_names(self) -> list:
+        return sorted(self._tables)
+
+    def scalar_names(self) -> list:
+        return sorted(self._scalars)
+
+    def has_table(self, name: str, channel: Optional[str] = None) -> bool:
+        return self._entry(self._tables.get(name), channel) is not None
+
+    def table(self, name: str, channel: Optional[str] = None) -> TableData:
+        """Table ``name`` on profile channel ``channel`` (or its ``"*"`` entry)."""
+        t = self._entry(self._tables.get(name), channel)
+        if t is None:
+            raise ProfileError(self._missing("table", name, channel, self._tables))
+        return t
+
+    def has_scalar(self, name: str, channel: Optional[str] = None) -> bool:
+        return self._entry(self._scalars.get(name), channel) is not None
+
+    def scalar(self, name: str, channel: Optional[str] = None) -> float:
+        """Scalar parameter ``name`` on profile channel ``channel`` (or its ``"*"`` entry)."""
+        x = self._entry(self._scalars.get(name), channel)
+        if x is None:
+            raise ProfileError(self._missing("parameter", name, channel, self._scalars))
+        return x
+
+    def _missing(self, what, name, channel, entries) -> str:
+        if name not in entries:
+            have = ", ".join(sorted(entries)) or "(none)"
+            return f"profile '{self.name}' has no {what} '{name}'; it has: {have}"
+        have = ", ".join(entries[name])
+        on = f"channel '{channel}'" if channel is not None else "\"*\" (no channel)"
+        return f"profile '{self.name}' has no {what} '{name}' for {on}; it has entries for: {have}"
+
+    # ------------------------------------------------------------------ modified copies
+    def with_bindings(self, bindings: Mapping[str, str]) -> "Profile":
+        """A copy with ``bindings`` (model channel -> profile channel) added or replaced,
+        e.g. ``with_bindings({"net": "tcp"})``."""
+        new = dict(self.bindings)
+        for model_ch, target in bindings.items():
+            if not is_channel_name(model_ch):
+                raise ProfileError(f"bind {model_ch}={target}: '{model_ch}' is not a channel name")
+            if target not in self.channels:
+                raise ProfileError(f"bind {model_ch}={target}: profile '{self.name}' has no channel "
+                                   f"'{target}'; channels: {', '.join(self.channels) or '(none)'}")
+            new[model_ch] = target
+        p = copy.copy(self)
+        p.bindings = new
+        return p
+
+    def with_interpolation(self, **rules) -> "Profile":
+        """A copy read under a modified interpolation policy, e.g.
+        ``with_interpolation(out_of_grid="error", tau_beyond="clamp")``."""
+        unknown = [k for k in rules if k not in Interpolation.keys()]
+        if unknown:
+            raise ProfileError(f"interpolation.{unknown[0]}: unknown rule name; expected one of "
+                               f"{', '.join(Interpolation.keys())}")
+        policy = Interpolation(**{**self.interpolation.to_dict(), **rules})
+        p = copy.copy(self)
+        p.interpolation = policy
+        p._tables = p._build_tables(policy)
+        return p
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict:
+        """The profile as format-version-1 JSON data (plain dicts, lists, numbers)."""
+        tables = {}
+        for name, per in self._raw.items():
+            tables[name] = {}
+            for key, raw in per.items():
+                t = {"m": _grid_list(raw.m)}
+                if raw.tau is not None:
+                    t["tau"] = _grid_list(raw.tau)
+                t["values"] = raw.values.tolist()
+                tables[name][key] = t
+        return {
+            "tlop_profile": FORMAT_VERSION,
+            "name": self.name,
+            "metadata": copy.deepcopy(self.metadata),
+            "interpolation": self.interpolation.to_dict(),
+            "channels": {n: {"transmission": c.transmission, "description": c.description}
+                         for n, c in self.channels.items()},
+            "bind": dict(self.bindings),
+            "tables": tables,
+            "scalars": {n: dict(per) for n, per in self._scalars.items()},
+            "fits": copy.deepcopy(self.fits),
+        }
+
+    def fingerprint(self) -> str:
+        """A sha256 hex digest of everything that affects a cost (channels, bindings,
+        interpolation, tables, scalars; not metadata or fits): a cache key for compiled
+        evaluators.  Equal digests mean equal prices."""
+        d = self.to_dict()
+        for k in ("name", "metadata", "fits"):
+            d.pop(k)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
+
+    def to_json(self) -> str:
+        """The profile as JSON text (what :func:`save_profile` writes)."""
+        return jsonfmt.dumps(self.to_dict())
+
+
+def _grid_list(a: np.ndarray) -> list:
+    return [int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x) for x in a]
+
+
+def profile_from_dict(data, source: str = "<profile>", path: Optional[Path] = None) -> Profile:
+    """Validate decoded profile JSON and build a :class:`Profile`; ``source`` names it in
+    error messages."""
+    return Profile(validate(data, source), path)
+
+
+def _bundled_dir() -> Path:
+    return Path(str(resources.files("tlop.stdlib") / "profiles"))
+
+
+def bundled_profiles() -> dict:
+    """The profiles shipped with tlop: name -> path of its JSON file."""
+    d = _bundled_dir()
+    return {p.stem: p for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+
+def load_profile(spec: Union[str, os.PathLike]) -> Profile:
+    """Load a bundled profile by name (``"metropolis"``) or a profile file by path."""
+    s = os.fspath(spec)
+    bundled = bundled_profiles()
+    looks_like_path = (isinstance(spec, os.PathLike) or s.endswith(".json") or os.sep in s
+                       or bool(os.altsep and os.altsep in s))
+    if not looks_like_path and s in bundled:
+        path = bundled[s]
+    else:
+        path = Path(s)
+        if not path.is_file():
+            if looks_like_path or not bundled:
+                reason = "is a directory" if path.is_dir() else "no such file"
+                hint = (f" (the bundled profile is named '{path.stem}', without .json)"
+                        if path.stem in bundled and not path.exists() else "")
+                raise ProfileError(f"{s}: cannot load profile: {reason}{hint}")
+            raise ProfileError(f"unknown profile '{s}': not a bundled profile "
+                               f"({', '.join(bundled)}) and not a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ProfileError(f"{s}: not a profile: the file is not UTF-8 text") from None
+    except OSError as err:
+        raise ProfileError(f"{s}: cannot read profile: {err.strerror or err}") from None
+    return Profile(validate(parse_json(text, s), s), path.resolve())
+
+
+def save_profile(profile: Profile, path: Union[str, os.PathLike]) -> Path:
+    """Write ``profile`` to ``path`` atomically (a temporary file in the same directory, then
+    ``os.replace``), so a crash never leaves a half-written profile.  Returns the path."""
+    path = Path(path)
+    text = profile.to_json()
+    directory = path.parent if str(path.parent) else Path(".")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(path))
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as err:
+        raise ProfileError(f"{path}: cannot write profile: {err.strerror or err}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def _file_mode(path: Path) -> int:
+    """Keep an existing file's permissions; a new file gets the usual 0o666 & ~umask (mkstemp
+    alone would leave it private to the owner)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def default_profile() -> Profile:
+    """The bundled profile used when none is given (``metropolis``)."""
+    return load_profile(DEFAULT_PROFILE)
