@@ -1,0 +1,22 @@
+"""Every stdlib algorithm compiles with translation validation on: the simplified cost is
+proved equal to the original (no fallback)."""
+
+import pytest
+
+import tlop
+from tlop.loader import stdlib_modules
+from tlop.prove import simplify_validated
+
+MODULES = stdlib_modules()
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_stdlib_module_validates(name):
+    program = tlop.load(name).program
+    for alg in program.algorithms.values():
+        v = simplify_validated(program, alg)
+        assert v.outcome.ok and not v.fell_back, (alg.name, v.outcome.status, v.outcome.detail)
+
+
+def test_stdlib_is_not_empty():
+    assert any(tlop.load(n).program.algorithms for n in MODULES)
