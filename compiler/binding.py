@@ -30,9 +30,10 @@ _OPS = {
 def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> float:
     """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``."""
     if ptype == "channel":
-        if text in program.channels:
+        if program is not None and text in program.channels:
             return float(program.channels.index(text))
-        raise TlopError(f"{name}={text}: unknown channel; channels: {', '.join(program.channels)}")
+        raise TlopError(f"{name}={text}: unknown channel; channels: "
+                        f"{', '.join(program.channels) if program is not None else '(none)'}")
     q = split_quantity(text)
     if q is None:
         raise TlopError(f"{name}={text}: not a number (examples: 16, 1MiB, 64KiB, 2.5us)")

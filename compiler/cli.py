@@ -176,8 +176,6 @@ def _parse_range(name: str, text: str, ptype: str, program) -> list:
     """``2..256:x2`` (geometric), ``0..100:+10`` (arithmetic), ``1..8`` (step 1), ``1,2,4`` (list)."""
     from .binding import parse_cli_value
 
-    if ptype == "channel":
-        return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
     if ".." not in text:
         return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
     body, _, step = text.partition(":")

@@ -25,7 +25,7 @@ from .diagnostics import DiagnosticSink, Span
 from .loader import LoadedModule
 from .units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
 
-__all__ = ["elaborate", "Elaborated", "TYPES"]
+__all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
 
 TYPES = ("int", "real", "bytes", "time", "channel", "bool", "cost")
 NUMERIC = ("int", "real", "bytes", "time")
@@ -665,6 +665,18 @@ def _close(a: str, b: str) -> bool:
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
     return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]
+
+
+def elaborate_expression(modules: list[LoadedModule], expr: A.Expr, var_types: dict):
+    """(IR, type) of a lone expression in the scope of a loaded module tree, with the free
+    variables ``var_types`` (name -> type name).  Raises TlopError with every error."""
+    el = _Elaborator(modules)
+    el.collect()
+    el.transmission_variants()
+    env = {n: (ir.Var(n), _norm(t)) for n, t in var_types.items()}
+    node, t = el.expr(expr, env)
+    el.sink.raise_if_errors()
+    return node, t
 
 
 def elaborate(modules: list[LoadedModule]) -> Elaborated:

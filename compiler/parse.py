@@ -10,7 +10,7 @@ What it does not do: resolve imports or names, or check types.
 
 from __future__ import annotations
 
-from antlr4 import CommonTokenStream, InputStream
+from antlr4 import CommonTokenStream, InputStream, Token
 from antlr4.error.ErrorListener import ErrorListener
 from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  # noqa: F401
 
@@ -271,6 +271,25 @@ def parse_source(source: Source) -> A.Module:
         return _Builder(source).visit(tree)
     except RecursionError:
         raise TlopError("expression nested too deeply", Span(source, 1, 1, 1, 1)) from None
+
+
+def parse_expression(source: Source) -> A.Expr:
+    """Parse a lone expression (a ``tlop prove`` claim, an ``--assume`` condition)."""
+    sink = DiagnosticSink()
+    listener = _Collect(source, sink)
+    lexer = TlopLexer(InputStream(source.text))
+    lexer.removeErrorListeners()
+    lexer.addErrorListener(listener)
+    stream = CommonTokenStream(lexer)
+    parser = TlopParser(stream)
+    parser.removeErrorListeners()
+    parser.addErrorListener(listener)
+    tree = parser.expr()
+    nxt = stream.LT(1)
+    if not sink.has_errors and nxt is not None and nxt.type != Token.EOF:
+        sink.error(f"unexpected '{nxt.text}' after the expression", _tok_span(source, nxt))
+    sink.raise_if_errors()
+    return _Builder(source).visit(tree)
 
 
 def parse_text(text: str, name: str = "<input>") -> A.Module:

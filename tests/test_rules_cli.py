@@ -5,29 +5,36 @@ from types import SimpleNamespace
 
 import pytest
 
-from tlop import ir
+import tlop
+from tlop.claims import parse_claim
 from tlop.diagnostics import TlopError
-from tlop.rules.cli import (add_explain_arguments, add_prove_arguments, parse_claim, run_explain,
-                            run_prove)
+from tlop.rules.cli import add_explain_arguments, add_prove_arguments, run_explain, run_prove
 
-from _tlop_fixtures_rules import B, N, V, pc, program, xm
+SOURCE = """
+channel c0
+channel c1
+table o[c: channel](m: bytes) -> time
+table L[c: channel](m: bytes, tau: int) -> time
+transmission T[c0](m) = o[c0](m) + 2 * L[c0](m, 1)
+transmission T[c1](m) = o[c1](m) + L[c1](m, 1)
+/// P − 1 transfers in sequence
+algorithm seq1(P: int >= 1, m: bytes) = (P - 1) * L[c0](m, 1)
+/// P − 1 transfers in sequence, two at a time on the channel
+algorithm seq2(P: int >= 1, m: bytes) = (P - 1) * (2 || L[c0](m, 1))
+/// SUMMA iteration 80 of 000 Fig. 8 (sizes in blocks)
+algorithm summa80() = (T[c0](134B) + T[c1](158B)) || (T[c0](116B) + T[c1](104B))
+    + (T[c1](124B) || T[c1](97B) || T[c1](35B))
+"""
 
-P_INT = ir.ParamSig("P", "int", constraint=(">=", N(1)))
-M = ir.ParamSig("m", "bytes")
-ALGS = {
-    "seq1": ir.Algorithm("seq1", (P_INT, M), B("*", B("-", V("P"), N(1)), ir.Lookup("L", N(0), (V("m"), N(1))))),
-    "seq2": ir.Algorithm("seq2", (P_INT, M), B("*", B("-", V("P"), N(1)),
-                                                ir.Conc(N(2), ir.Lookup("L", N(0), (V("m"), N(1)))))),
-    "summa80": ir.Algorithm("summa80", (), B("+", pc([xm(0, 134), xm(1, 158)], [xm(0, 116), xm(1, 104)]),
-                                              pc([xm(1, 124)], [xm(1, 97)], [xm(1, 35)]))),
-}
-PROG = program(algorithms=ALGS)
+
+@pytest.fixture(autouse=True)
+def module_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mod.tlop").write_text(SOURCE)
 
 
 def load(path):
-    if path != "mod.tlop":
-        raise TlopError(f"no such file: {path}")
-    return SimpleNamespace(program=PROG)
+    return tlop.load(path)
 
 
 def _args(add, argv):
@@ -66,7 +73,44 @@ def test_prove_and_refute(capsys):
 
 
 def test_claim_reader_errors():
-    with pytest.raises(TlopError, match="compares two costs"):
-        parse_claim("seq1(P, m)", PROG)
-    with pytest.raises(TlopError, match="unknown name"):
-        parse_claim("nope(P) <= 1", PROG)
+    mod = tlop.load("mod.tlop")
+    with pytest.raises(TlopError, match="compares two expressions"):
+        parse_claim("seq1(P, m)", mod)
+    with pytest.raises(TlopError, match="unknown function, table or algorithm 'nope'") as e:
+        parse_claim("nope(P) <= 1us", mod, {"P": "int"})
+    assert e.value.span.file == "<claim>" and e.value.span.col == 1
+    with pytest.raises(TlopError, match="cannot tell the type of 'k'"):
+        parse_claim("seq1(P, m) <= k * 1us", mod)
+    with pytest.raises(TlopError, match="unexpected"):
+        parse_claim("seq1(P, m) <= seq2(P, m) seq2", mod)
+
+
+def test_claim_facts_come_from_declarations():
+    mod = tlop.load("mod.tlop")
+    _, rel, _, ints, facts, types = parse_claim("seq1(P, m) <= seq2(P, m)", mod)
+    assert rel == "<=" and ints == {"P"} and types == {"P": "int", "m": "bytes"}
+    assert len(facts) == 3  # P >= 1, P >= 0, m >= 0
+
+
+def test_prove_002_claim_on_the_stdlib(capsys):
+    """002: Θ_RDA = 2·Θ′_Sct (the scatter with contention P in every stage) for P a power of two."""
+    argv = ["taulop/collectives", "rd_allgather(P, m, S) == 2 * binomial_scatter_bound(P, m, S)",
+            "--assume", "P == 8"]
+    assert run_prove(_args(add_prove_arguments, argv), tlop.load) == 0
+    assert "proved" in capsys.readouterr().out
+
+
+def test_prove_002_claim_for_powers_of_two(capsys):
+    """002: Θ_RDA ≥ 2·Θ_Sct for P = 4 … 64, every m and S, under the model axioms."""
+    argv = ["taulop/collectives", "rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)",
+            "--for", "P=4..64:x2"]
+    assert run_prove(_args(add_prove_arguments, argv), tlop.load) == 0
+    assert "5 of 5 instances proved" in capsys.readouterr().out
+
+
+def test_strict_claim_refuted_by_zero_tables(capsys):
+    """Strictly greater fails where every transfer costs 0, which the axioms allow."""
+    argv = ["taulop/collectives", "rd_allgather(P, m, S) > 2 * binomial_scatter(P, m, S)", "--for", "P=8"]
+    assert run_prove(_args(add_prove_arguments, argv), tlop.load) == 1
+    out = capsys.readouterr().out
+    assert "refuted" in out and "lhs = 0, rhs = 0" in out

@@ -1,24 +1,23 @@
 """CLI glue for ``tlop rules``, ``tlop explain`` and ``tlop prove`` (wired by :mod:`tlop.cli`).
 
 What it does: argument definitions and runners that print to stdout and return an exit status;
-user errors raise :class:`~tlop.diagnostics.TlopError`.  ``tlop prove`` reads its claim with a
-small expression reader (numbers, names, channel names, algorithm calls with positional or named
-arguments, ``+ − · / ^ ‖``, ``ceil floor log2 min max abs``, one comparison).
+user errors raise :class:`~tlop.diagnostics.TlopError`.  Claims and ``--assume`` conditions are
+``.tlop`` expressions read by the front end (:mod:`tlop.claims`).
 
 What it does not do: parse ``.tlop`` files (the ``load`` callable does).
 """
 
 from __future__ import annotations
 
-import re
 import time
 
 from .. import ir
+from ..claims import parse_claim, parse_condition
 from ..diagnostics import TlopError
 from .catalogue import RULES, MODEL_FAMILIES
 
 __all__ = ["add_rules_arguments", "run_rules", "add_explain_arguments", "run_explain",
-           "add_prove_arguments", "run_prove", "parse_claim", "parse_expr"]
+           "add_prove_arguments", "run_prove"]
 
 
 # ----------------------------------------------------------------------------- tlop rules
@@ -102,10 +101,12 @@ def _algorithm(program, name):
 def run_explain(args, load) -> int:
     from ..explain import derivation_lines
     from ..simplify import DEFAULT_FAMILIES, PassManager, context_for
-    program = load(args.file).program
+    module = load(args.file)
+    program = module.program
     alg = _algorithm(program, args.algorithm)
     fams = DEFAULT_FAMILIES - set(args.no)
-    assume = tuple(parse_expr(a, program) for a in args.assume)
+    types = {p.name: p.type for p in alg.params}
+    assume = tuple(parse_condition(a, module, types) for a in args.assume)
     ctx = context_for(program, alg, families=fams, assume=assume)
     res = PassManager(ctx).run(alg.body)
     print(f"{alg.name}:")
@@ -120,185 +121,92 @@ def add_prove_arguments(p):
     p.add_argument("file", help="a .tlop file or stdlib module")
     p.add_argument("claim", help='e.g. "recursive_doubling(P, m) > 2 * binomial_scatter(P, m)"')
     p.add_argument("--assume", action="append", default=[], help='e.g. "P >= 4" (repeatable)')
+    p.add_argument("--var", action="append", default=[], metavar="NAME:TYPE",
+                   help="the type of a variable the claim does not pass to any algorithm, e.g. --var k:int")
+    p.add_argument("--for", dest="for_", action="append", default=[], metavar="NAME=RANGE",
+                   help="prove one instance per value, e.g. --for P=2..64:x2 (repeatable: the product)")
     p.add_argument("--bound", type=int, default=64, help="unroll sums to at most this many terms")
     p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
                    help="do not assume this model family")
 
 
-def run_prove(args, load) -> int:
-    from ..prove import prove_relation
-    from ..smt import ModelAxioms
-    program = load(args.file).program
-    lhs, rel, rhs, ints, facts = parse_claim(args.claim, program)
-    # the parameter constraints of the algorithms called hold, and the user's assumptions
-    assume = list(facts) + [parse_expr(a, program, ints) for a in args.assume]
-    ax = ModelAxioms(linearity="linearity" not in args.no, a1="A1" not in args.no)
-    o = prove_relation(lhs, rel, rhs, program, assume=assume, int_vars=ints, axioms=ax, bound=args.bound)
-    if o.ok:
-        print(f"proved ({o.mode}) in {o.seconds:.2f} s: {args.claim}")
-        return 0
-    if o.status == "refuted":
-        print(f"refuted: {args.claim}")
-        if o.counterexample is not None:
-            print(o.counterexample.render())
-        return 1
-    print(f"unknown: Z3 could not decide {args.claim} (counted as a failure)")
-    return 1
+def _instances(specs, types):
+    """``--for P=2..64:x2`` → a list of {name: value} points (the product of every spec)."""
+    import itertools
+
+    from ..cli import _parse_range
+
+    axes = []
+    for spec in specs:
+        name, sep, rng = spec.partition("=")
+        name = name.strip()
+        if not sep or name not in types:
+            known = ", ".join(sorted(types)) or "(none)"
+            raise TlopError(f"--for {spec}: expected NAME=RANGE for a variable of the claim ({known})")
+        axes.append([(name, v) for v in _parse_range(name, rng.strip(), types[name], None)])
+    return [dict(point) for point in itertools.product(*axes)] or [{}]
 
 
-# ----------------------------------------------------------------------------- claim reader
+def _bind(expr, point):
+    return ir.Let(tuple((k, ir.Num(float(v))) for k, v in sorted(point.items())), expr) if point else expr
 
-_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z_0-9]*)|(<=|>=|==|!=|\|\||[-+*/^(),<>=\[\]]))")
 
-
-def _tokens(text):
-    pos, out = 0, []
-    text = text.rstrip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise TlopError(f"cannot read the claim at '{text[pos:]}'")
-        out.append(m.group(1) or m.group(2) or m.group(3))
-        pos = m.end()
+def _fixed_by(assume):
+    """Variables an assumption pins to a constant (``P == 8``): they are substituted, so that
+    log2 and powers of them fold exactly instead of being abstracted."""
+    out = {}
+    for a in assume:
+        if isinstance(a, ir.Bin) and a.op == "==" and isinstance(a.lhs, ir.Var) and isinstance(a.rhs, ir.Num):
+            out[a.lhs.name] = a.rhs.value
     return out
 
 
-class _Reader:
-    def __init__(self, text, program, ints):
-        self.toks = _tokens(text)
-        self.i = 0
-        self.program = program
-        self.ints = ints
-        self.text = text
-        self.facts = []
+def run_prove(args, load) -> int:
+    from ..prove import prove_relation
+    from ..smt import ModelAxioms
+    module = load(args.file)
+    program = module.program
+    declared = {}
+    for v in args.var:
+        name, sep, vtype = v.partition(":")
+        if not sep or not name.strip() or not vtype.strip():
+            raise TlopError(f"--var {v}: expected NAME:TYPE, e.g. k:int")
+        declared[name.strip()] = vtype.strip()
+    lhs, rel, rhs, ints, facts, types = parse_claim(args.claim, module, declared)
+    # the parameter constraints of the algorithms called hold, and the user's assumptions
+    assume = list(facts) + [parse_condition(a, module, types) for a in args.assume]
+    ax = ModelAxioms(linearity="linearity" not in args.no, a1="A1" not in args.no)
 
-    def peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else None
+    def attempt(point):
+        point = {**_fixed_by(assume), **point}
+        pre = [_bind(a, point) for a in assume]
+        return prove_relation(_bind(lhs, point), rel, _bind(rhs, point), program, assume=pre, int_vars=ints,
+                              axioms=ax, bound=args.bound)
 
-    def take(self, want=None):
-        t = self.peek()
-        if t is None or (want is not None and t != want):
-            raise TlopError(f"in '{self.text}': expected {want or 'more'} but found {t or 'the end'}")
-        self.i += 1
-        return t
-
-    def expr(self):
-        e = self.term_conc()
-        while self.peek() in ("+", "-"):
-            op = self.take()
-            e = ir.Bin(op, e, self.term_conc())
-        return e
-
-    def term_conc(self):
-        e = self.term()
-        while self.peek() == "||":
-            self.take()
-            e = ir.Conc(e, self.term())
-        return e
-
-    def term(self):
-        e = self.unary()
-        while self.peek() in ("*", "/"):
-            op = self.take()
-            e = ir.Bin(op, e, self.unary())
-        return e
-
-    def unary(self):
-        if self.peek() == "-":
-            self.take()
-            return ir.Neg(self.unary())
-        base = self.atom()
-        if self.peek() == "^":
-            self.take()
-            return ir.Bin("^", base, self.unary())
-        return base
-
-    def atom(self):
-        t = self.take()
-        if t == "(":
-            e = self.expr()
-            self.take(")")
-            return e
-        if t[0].isdigit():
-            return ir.Num(float(t))
-        if self.peek() == "(" or self.peek() == "[":
-            ch = None
-            if self.peek() == "[":
-                self.take("[")
-                ch = self.expr()
-                self.take("]")
-            self.take("(")
-            args, named = [], {}
-            while self.peek() != ")":
-                if self.i + 1 < len(self.toks) and self.toks[self.i + 1] == "=" and self.peek()[0].isalpha():
-                    name = self.take()
-                    self.take("=")
-                    named[name] = self.expr()
-                else:
-                    args.append(self.expr())
-                if self.peek() == ",":
-                    self.take(",")
-            self.take(")")
-            return self.call(t, ch, args, named)
-        if self.program is not None and t in self.program.channels:
-            return ir.Num(float(self.program.channels.index(t)))
-        return ir.Var(t)
-
-    def call(self, name, ch, args, named):
-        if name in ir.FUNCTIONS:
-            return ir.Fn(name, tuple(args))
-        prog = self.program
-        if prog is not None and name in prog.algorithms:
-            alg = prog.algorithms[name]
-            binds = []
-            for k, p in enumerate(alg.params):
-                if k < len(args):
-                    v = args[k]
-                elif p.name in named:
-                    v = named[p.name]
-                elif p.default is not None:
-                    v = p.default
-                else:
-                    raise TlopError(f"{name}: missing argument '{p.name}'")
-                binds.append((p.name, v))
-                if p.type in ("int", "channel") and isinstance(v, ir.Var):
-                    self.ints.add(v.name)
-                if p.constraint is not None:
-                    self.facts.append(ir.Bin(p.constraint[0], v, p.constraint[1]))
-                if p.type in ("bytes", "int"):
-                    self.facts.append(ir.Bin(">=", v, ir.Num(0)))
-            return ir.Let(tuple(binds), alg.body)
-        if prog is not None and name in prog.tables:
-            return ir.Lookup(name, ch, tuple(args))
-        if prog is not None and name in prog.transmissions:
-            if ch is None:
-                raise TlopError(f"transmission '{name}' needs a channel: {name}[c](m)")
-            return ir.Transmit(name, ch, args[0])
-        raise TlopError(f"unknown name '{name}' in the claim")
-
-
-def parse_expr(text: str, program=None, ints=None) -> ir.Expr:
-    """An IR expression (or a comparison, as a 0/1 expression) read from ``text``."""
-    r = _Reader(text, program, ints if ints is not None else set())
-    e = r.expr()
-    if r.peek() in ("<", "<=", ">", ">=", "==", "!=", "="):
-        op = r.take()
-        e = ir.Bin("==" if op == "=" else op, e, r.expr())
-    if r.peek() is not None:
-        raise TlopError(f"in '{text}': unexpected '{r.peek()}'")
-    return e
-
-
-def parse_claim(text: str, program=None):
-    """``(lhs, relation, rhs, integer variables, parameter facts)`` of a claim such as ``"a(P, m) <= 2 * b(P, m)"``."""
-    ints: set = set()
-    r = _Reader(text, program, ints)
-    lhs = r.expr()
-    rel = r.peek()
-    if rel not in ("<", "<=", ">", ">=", "==", "!=", "="):
-        raise TlopError(f"a claim compares two costs, e.g. \"a(P, m) <= b(P, m)\"; got '{text}'")
-    r.take()
-    rhs = r.expr()
-    if r.peek() is not None:
-        raise TlopError(f"in '{text}': unexpected '{r.peek()}'")
-    return lhs, ("==" if rel == "=" else rel), rhs, ints, tuple(dict.fromkeys(r.facts))
+    points = _instances(args.for_, types)
+    failed = 0
+    for point in points:
+        label = args.claim + (f"  [{', '.join(f'{k} = {v:g}' for k, v in point.items())}]" if point else "")
+        o = attempt(point)
+        if o.ok:
+            print(f"proved ({o.mode}) in {o.seconds:.2f} s: {label}")
+            continue
+        failed += 1
+        if o.status == "refuted":
+            cex = o.counterexample
+            pinned = {k: v for k, v in (cex.values if cex else {}).items() if k in ints}
+            if pinned and pinned.keys() - point.keys() and attempt({**point, **pinned}).ok:
+                # with the integers of the counterexample fixed the claim holds: the counterexample
+                # came from an abstraction (log2 or 2^x of a symbolic integer), not from the model
+                print(f"unknown: {label}")
+                print(f"  the solver's counterexample at {', '.join(f'{k} = {v}' for k, v in pinned.items())} "
+                      f"is spurious (the claim holds there); fix the integers with --for or --assume")
+                continue
+            print(f"refuted: {label}")
+            if cex is not None:
+                print(cex.render())
+            continue
+        print(f"unknown: Z3 could not decide {label} (counted as a failure)")
+    if len(points) > 1:
+        print(f"{len(points) - failed} of {len(points)} instances proved")
+    return 1 if failed else 0
