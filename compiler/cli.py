@@ -100,10 +100,13 @@ def cmd_check(args) -> int:
 
 
 def cmd_show(args) -> int:
+    from .notation import format_latex, format_text
+
     m = _load(args.file)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
     for i, name in enumerate(names):
         h = m[name]
+        expr, note = _shown_expression(args, m.program, h.ir)
         sig = ", ".join(_signature(p, m.program) for p in h.params)
         if i:
             print()
@@ -111,15 +114,33 @@ def cmd_show(args) -> int:
             for line in h.doc.splitlines():
                 print(f"/// {line}")
         if args.latex:
-            from .notation import format_latex
-
-            print(f"{name}({sig}) = {format_latex(h.ir.body, m.program)}")
+            print(f"{name}({sig}) = {format_latex(expr, m.program)}")
         else:
-            from .notation import format_text
-
             print(f"{name}({sig}) =")
-            print(f"    {format_text(h.ir.body, m.program)}")
+            print(f"    {format_text(expr, m.program)}")
+        if note:
+            print(f"    [{note}]")
     return 0
+
+
+def _shown_expression(args, program, alg):
+    """The expression ``show`` prints: simplified (all model families unless --no), validated
+    with Z3 under --verify (falling back to the original on failure), or --raw."""
+    if args.raw:
+        return alg.body, ""
+    from .simplify import DEFAULT_FAMILIES
+
+    families = DEFAULT_FAMILIES - set(args.no)
+    if args.verify:
+        from .prove import simplify_validated
+
+        v = simplify_validated(program, alg, families=families)
+        if v.fell_back:
+            return v.expr, f"translation validation failed ({v.outcome.status}); showing the original"
+        return v.expr, f"validated: {v.outcome.mode}"
+    from .simplify import PassManager, context_for
+
+    return PassManager(context_for(program, alg, families=families)).run(alg.body).expr, ""
 
 
 def _signature(p, program) -> str:
@@ -369,6 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE")
     p.add_argument("algorithm", nargs="?", metavar="ALG")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.add_argument("--raw", action="store_true", help="print the expression as written, not simplified")
+    p.add_argument("--verify", action="store_true",
+                   help="prove the simplified expression equal to the original with Z3 (translation validation)")
+    p.add_argument("--no", action="append", default=[], choices=("linearity", "A1", "A2", "A3"),
+                   help="do not simplify with this model assumption (repeatable), e.g. --no A1")
     p.set_defaults(run=cmd_show)
 
     p = sub.add_parser("eval", help="evaluate an algorithm at one point")

@@ -579,6 +579,8 @@ class _Elaborator:
                 (node, t), a = bound[pname]
                 if t != ERR and ptype != ERR and _join(ptype, t) != ptype:
                     self.sink.error(f"argument '{pname}' of '{d.name}' must be {ptype}, found {t}", a.span)
+                if isinstance(node, ir.Var) and node.name == pname:
+                    continue  # f(P) inside a scope where P is P: bindings are simultaneous, so drop it
                 bindings.append((pname, node))
             elif p.default is not None:
                 node, _ = self.expr(p.default, self._param_env(info))

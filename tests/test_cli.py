@@ -21,6 +21,9 @@ CASES = {
                    "--engine", "interp"],
     "sweep_lusitania": ["sweep", "taulop/allgather", "ring_allgather_node", "P=2..20:+6", "m=4KiB,1MiB",
                         "--profile", "lusitania", "--engine", "interp"],
+    "show_allgather_verified": ["show", "taulop/allgather", "--verify"],
+    "show_scatter_raw": ["show", "taulop/scatter", "--raw"],
+    "show_plogp_latex": ["show", "plogp/bcast", "binomial_segmented", "--latex"],
     "check_stdlib": ["check", "taulop/bcast", "taulop/allgather", "plogp/bcast", "loggp/p2p"],
 }
 
