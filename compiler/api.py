@@ -18,6 +18,7 @@ from .binding import bind_arguments
 from .diagnostics import TlopError
 from .elaborate import Elaborated, elaborate
 from .interp import Interpreter
+from .limits import deep
 from .loader import load_tree, resolve_path
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
@@ -91,7 +92,8 @@ class AlgorithmHandle:
         (broadcast together); the result is a float or an array."""
         prof = as_profile(profile)
         env = self.bind(args)
-        result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
+        with deep("cost expression", self.ir.span):
+            result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
         return _check_result(result, self.name)
 
     def compile(self, profile=None, **options):
@@ -157,10 +159,12 @@ class Module:
 def load(name_or_path: str | Path) -> Module:
     """Load, check and lower a ``.tlop`` file or a stdlib module (``"taulop/bcast"``)."""
     path = resolve_path(str(name_or_path))
-    return Module(path, elaborate(load_tree(path)))
+    with deep():
+        return Module(path, elaborate(load_tree(path)))
 
 
 def loads(text: str, name: str = "<string>.tlop", base: str | Path = ".") -> Module:
     """Load a module from a string; imports resolve relative to ``base``, then the stdlib."""
     path = (Path(base) / name).resolve()
-    return Module(path, elaborate(load_tree(path, text)))
+    with deep():
+        return Module(path, elaborate(load_tree(path, text)))

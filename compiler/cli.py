@@ -19,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .diagnostics import TlopError
+from .limits import deep
 from .units import format_size, format_time
 
 __all__ = ["main"]
@@ -474,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.run(args) or 0)
+        with deep():
+            return int(args.run(args) or 0)
     except TlopError as e:
         print(e.render(), file=sys.stderr)
         return 1

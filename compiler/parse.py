@@ -15,7 +15,8 @@ from antlr4.error.ErrorListener import ErrorListener
 from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  # noqa: F401
 
 from . import ast as A
-from .diagnostics import DiagnosticSink, Source, Span, TlopError
+from .diagnostics import DiagnosticSink, Source, Span, TlopError  # noqa: F401
+from .limits import deep
 from ._antlr.TlopLexer import TlopLexer
 from ._antlr.TlopParser import TlopParser
 from ._antlr.TlopVisitor import TlopVisitor
@@ -255,27 +256,9 @@ def _unquote(s: str) -> str:
     return body.encode("utf-8").decode("unicode_escape") if "\\" in body else body
 
 
-def parse_source(source: Source) -> A.Module:
-    """Parse one source; raises :class:`TlopError` with every syntax error found."""
-    sink = DiagnosticSink()
-    listener = _Collect(source, sink)
-    lexer = TlopLexer(InputStream(source.text))
-    lexer.removeErrorListeners()
-    lexer.addErrorListener(listener)
-    parser = TlopParser(CommonTokenStream(lexer))
-    parser.removeErrorListeners()
-    parser.addErrorListener(listener)
-    tree = parser.program()
-    sink.raise_if_errors()
-    try:
-        return _Builder(source).visit(tree)
-    except RecursionError:
-        raise TlopError("expression nested too deeply", Span(source, 1, 1, 1, 1)) from None
-
-
-def parse_expression(source: Source) -> A.Expr:
-    """Parse a lone expression (a ``tlop prove`` claim, an ``--assume`` condition)."""
-    sink = DiagnosticSink()
+def _parser(source: Source, sink: DiagnosticSink):
+    """An ANTLR parser over ``source`` whose lexer and parser report into ``sink`` (and never
+    print), with its token stream."""
     listener = _Collect(source, sink)
     lexer = TlopLexer(InputStream(source.text))
     lexer.removeErrorListeners()
@@ -284,12 +267,34 @@ def parse_expression(source: Source) -> A.Expr:
     parser = TlopParser(stream)
     parser.removeErrorListeners()
     parser.addErrorListener(listener)
-    tree = parser.expr()
+    return parser, stream
+
+
+def _guarded(source: Source, run):
+    """Run a recursive parsing step; too deep a nesting is a user error, not a crash."""
+    with deep("expression", Span(source, 1, 1, 1, 1)):
+        return run()
+
+
+def parse_source(source: Source) -> A.Module:
+    """Parse one source; raises :class:`TlopError` with every syntax error found."""
+    sink = DiagnosticSink()
+    parser, _ = _parser(source, sink)
+    tree = _guarded(source, parser.program)
+    sink.raise_if_errors()
+    return _guarded(source, lambda: _Builder(source).visit(tree))
+
+
+def parse_expression(source: Source) -> A.Expr:
+    """Parse a lone expression (a ``tlop prove`` claim, an ``--assume`` condition)."""
+    sink = DiagnosticSink()
+    parser, stream = _parser(source, sink)
+    tree = _guarded(source, parser.expr)
     nxt = stream.LT(1)
     if not sink.has_errors and nxt is not None and nxt.type != Token.EOF:
         sink.error(f"unexpected '{nxt.text}' after the expression", _tok_span(source, nxt))
     sink.raise_if_errors()
-    return _Builder(source).visit(tree)
+    return _guarded(source, lambda: _Builder(source).visit(tree))
 
 
 def parse_text(text: str, name: str = "<input>") -> A.Module:

@@ -78,3 +78,18 @@ def test_token_soup(text):
 @given(algorithm_like)
 def test_algorithm_bodies(text):
     check(text)
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    ok = tlop.loads("algorithm a() = " + "(" * 300 + "1us" + ")" * 300)
+    assert ok["a"].evaluate(None) == 1e-6
+    long_sum = tlop.loads("algorithm a() = " + " + ".join(["1us"] * 2000))
+    assert abs(long_sum["a"].evaluate(None) - 2e-3) < 1e-12
+    for text in ("algorithm a() = " + "(" * 5000 + "1us" + ")" * 5000,
+                 "algorithm a() = " + " + ".join(["1us"] * 20000)):
+        try:
+            tlop.loads(text).__getitem__("a").evaluate(None)
+        except TlopError as e:
+            assert "nested too deeply" in str(e)
+        else:
+            raise AssertionError("no error")
