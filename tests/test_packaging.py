@@ -27,9 +27,8 @@ def expected_files():
             if "__pycache__" in f.parts or not f.is_file():
                 continue
             rel = f.relative_to(base).as_posix()
-            if src == "stdlib" and rel.startswith("profiles/") and f.suffix == ".npz":
-                continue  # raw measurement samples stay in the repository
-            if f.suffix in (".py", ".tlop", ".json", ".txt", ".interp", ".tokens") or f.name == "GRAMMAR_SHA256":
+            if f.suffix in (".py", ".tlop", ".json", ".jsonl", ".txt", ".interp", ".tokens") \
+                    or f.name == "GRAMMAR_SHA256":
                 yield f"{dst}/{rel}"
 
 

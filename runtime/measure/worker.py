@@ -1,0 +1,347 @@
+"""What every MPI rank of ``tlop measure`` runs.
+
+What it does: :func:`run_worker` finds the topology (which ranks share a node), chooses the
+channels this launch can measure (``role``: ``shm`` — ranks on rank 0's node; ``net-forced``
+— every rank of a single host whose MPI was started with the network forced, e.g. MPICH
+``MPIR_CVAR_NOLOCAL=1``; ``auto`` — shared memory on rank 0's node and, with two or more
+nodes, the network between the first two nodes, ranks alternating between them), plans the
+points (:mod:`.plan`), skips those already in the samples file (``--resume``), and runs the
+rest one by one: every rank builds the point's group communicator, the group runs the kernel
+adaptively (:mod:`.engine`), and world rank 0 appends the record to the samples file
+(:mod:`.store`) before starting the next point.  A watchdog ends a rank stuck on one point.
+Rank 0 reports progress as ``@@tlop {json}`` lines on stdout when a parent launcher reads them
+(``events=True``), or as plain lines on stderr otherwise.
+
+What it does not do: relaunch itself (:mod:`.launch`) or build the profile (:mod:`.assemble`,
+called by the caller on rank 0 afterwards).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+import time
+
+import numpy as np
+
+from . import bench_coll, bench_maxrate, bench_plogp, bench_taulop
+from .engine import Watchdog, adaptive
+from .plan import Point, Settings, plan_channel, plan_collectives
+from .stats import summarize
+from .store import SampleStore, point_record, read_records
+
+__all__ = ["run_worker", "EVENT_PREFIX", "ENV_PREFIXES"]
+
+EVENT_PREFIX = "@@tlop "
+#: environment variables recorded in the metadata (they change what MPI does)
+ENV_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_MCA_", "I_MPI_", "HYDRA_", "PMI_SIZE",
+                "SLURM_JOB_NUM_NODES", "SLURM_NTASKS", "SLURM_CPU_BIND", "SLURM_DISTRIBUTION",
+                "OMP_NUM_THREADS", "TLOP_MEASURE_")
+
+
+def _emit(events: bool, **ev) -> None:
+    if events:
+        sys.stdout.write(EVENT_PREFIX + json.dumps(ev) + "\n")
+        sys.stdout.flush()
+    elif ev.get("event") in ("start", "plan", "skip", "channel"):
+        msg = {"plan": lambda: f"{ev['todo']} of {ev['total']} points to measure",
+               "start": lambda: f"[{ev['i']}/{ev['todo']}] {ev['label']}",
+               "skip": lambda: f"skipped {ev['label']}: {ev['reason']}",
+               "channel": lambda: f"channel {ev['channel']} ({ev['transmission']}): {ev['ranks']} ranks"}[ev["event"]]()
+        sys.stderr.write(f"tlop measure: {msg}\n")
+        sys.stderr.flush()
+
+
+def _timer_metadata(MPI) -> dict:
+    wt = MPI.Wtime
+    deltas = []
+    for _ in range(2000):
+        a = wt()
+        b = wt()
+        while b == a:
+            b = wt()
+        deltas.append(b - a)
+    n = 20000
+    t0 = wt()
+    for _ in range(n):
+        wt()
+    call = (wt() - t0) / n
+    noop = (lambda: None)
+    t0 = wt()
+    for _ in range(n):
+        noop()
+    empty = (wt() - t0) / n
+    comm = MPI.COMM_WORLD
+    t0 = wt()
+    for _ in range(n):
+        comm.Get_rank()
+    mpi_call = (wt() - t0) / n
+    return {"wtick_s": MPI.Wtick(), "resolution_measured_s": float(np.min(deltas)),
+            "wtime_call_s": call, "empty_python_call_s": empty, "empty_mpi_call_s": mpi_call,
+            "clock": "MPI_Wtime", "wtime_is_global": bool(comm.Get_attr(MPI.WTIME_IS_GLOBAL) or False)}
+
+
+def _launcher() -> str:
+    if os.environ.get("TLOP_MEASURE_LAUNCHER"):
+        return os.environ["TLOP_MEASURE_LAUNCHER"]
+    if os.environ.get("SLURM_JOB_ID") and os.environ.get("SLURM_PROCID"):
+        return "srun (SLURM job %s)" % os.environ["SLURM_JOB_ID"]
+    if os.environ.get("OMPI_COMM_WORLD_SIZE"):
+        return "mpirun (Open MPI)"
+    if os.environ.get("PMI_RANK") or os.environ.get("PMI_SIZE"):
+        return "mpiexec (PMI)"
+    return "unknown"
+
+
+def _run_metadata(MPI, comm, role: str, hosts: list, settings: Settings, channels: list) -> dict:
+    lib = MPI.Get_library_version().strip()
+    first = lib.splitlines()[0] if lib else "unknown"
+    try:
+        affinity = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = []
+    affinities = comm.gather(affinity, root=0)
+    import mpi4py
+    from importlib.metadata import PackageNotFoundError, version as _v
+    try:
+        tlop_version = _v("tlop")
+    except PackageNotFoundError:
+        tlop_version = "unknown"
+    per_node: dict = {}
+    for h in hosts:
+        per_node[h] = per_node.get(h, 0) + 1
+    return {
+        "kind": "run", "role": role, "channels": channels,
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "mpi": {"library": first.split(" Version")[0].split(",")[0].strip() or first,
+                "version": first, "library_version_full": lib,
+                "standard": "%d.%d" % MPI.Get_version(), "vendor": list(map(str, MPI.get_vendor()))},
+        "launcher": _launcher(), "np": comm.Get_size(),
+        "placement": {"hosts_by_rank": hosts, "ranks_per_node": per_node, "nodes": len(per_node),
+                      "cpu_affinity_by_rank": affinities},
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "timer": _timer_metadata(MPI),
+        "software": {"python": platform.python_version(), "mpi4py": mpi4py.__version__,
+                     "numpy": np.__version__, "tlop": tlop_version,
+                     "platform": platform.platform(), "processor": platform.processor()},
+        "settings": settings.as_dict(),
+    }
+
+
+class _Groups:
+    """Communicators for subsets of world ranks (collective over world: every rank asks for the
+    same groups in the same order)."""
+
+    def __init__(self, world):
+        self.world = world
+        self.cache: dict = {}
+
+    def get(self, members: tuple):
+        if members not in self.cache:
+            me = self.world.Get_rank()
+            color = 0 if me in members else 1
+            key = members.index(me) if me in members else me
+            sub = self.world.Split(color, key)
+            self.cache[members] = sub if me in members else None
+            if me not in members:
+                sub.Free()
+        return self.cache[members]
+
+
+def _channels(role: str, hosts: list, net_kind: str, wanted=("shm", "net")) -> list:
+    """(channel name, transmission, ordered member ranks, tau_max, pairs) per channel."""
+    nodes: dict = {}
+    for r, h in enumerate(hosts):
+        nodes.setdefault(h, []).append(r)
+    order = list(nodes.values())
+    n0 = order[0]
+    out = []
+    if role == "net-forced":
+        if "net" not in wanted:
+            return out
+        ranks = tuple(range(len(hosts)))
+        if len(ranks) >= 2:
+            out.append((net_kind, net_kind, ranks, len(ranks), len(ranks) // 2))
+        return out
+    if len(n0) >= 2 and "shm" in wanted:
+        out.append(("shm", "shm", tuple(n0), len(n0), len(n0) // 2))
+    if role == "auto" and len(order) >= 2 and "net" in wanted:
+        n1 = order[1]
+        k = min(len(n0), len(n1))
+        alt = tuple(x for pair in zip(n0[:k], n1[:k]) for x in pair)
+        out.append((net_kind, net_kind, alt, k, k))
+    return out
+
+
+def _members(point: Point, ranks: tuple, transmission: str, alternating: bool) -> tuple:
+    p = point.p
+    b = point.bench
+    if b == "ring":
+        tau = int(p["tau"])
+        # on the network with ranks alternating between two nodes, τ transfers enter each node
+        return ranks[: 2 * tau] if alternating else ranks[:tau]
+    if b == "maxrate":
+        k = int(p["pairs"])
+        if alternating:   # senders on node 0, receivers on node 1
+            return tuple(ranks[0::2][:k]) + tuple(ranks[1::2][:k])
+        return ranks[: 2 * k]
+    if b == "coll":
+        return ranks[: int(p["P"])]
+    return ranks[:2]
+
+
+def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bool,
+               net_kind: str = "tcp", fresh: bool = False, channels=("shm", "net")) -> dict:
+    """Measure on every rank; returns a summary dict on world rank 0 (None elsewhere)."""
+    from mpi4py import MPI
+
+    world = MPI.COMM_WORLD
+    rank, size = world.Get_rank(), world.Get_size()
+    wtime = MPI.Wtime
+    hosts = world.allgather(MPI.Get_processor_name())
+    wanted = channels
+    channels = _channels(role, hosts, net_kind, wanted)
+    meta = _run_metadata(MPI, world, role, hosts, settings,
+                         [{"channel": c, "transmission": t, "ranks": list(r)} for c, t, r, _, _ in channels])
+
+    store = None
+    done: set = set()
+    medians: dict = {}
+    if rank == 0:
+        store = SampleStore(out_path, fresh=fresh)
+        if resume:
+            for rec in read_records(out_path):
+                if rec.get("kind") in ("point", "skip"):
+                    done.add(rec["key"])
+                if rec.get("kind") == "point" and rec.get("stats", {}).get("median") is not None:
+                    medians[rec["key"]] = rec["stats"]["median"]
+        store.append(meta)
+    done = world.bcast(done, root=0)
+
+    plan = []
+    for name, kind, ranks, tau_max, pairs in channels:
+        pts = plan_channel(name, settings, tau_max, pairs)
+        pts += plan_collectives(name, settings, len(ranks) if kind == "shm" or role == "net-forced" else 0)
+        alternating = role == "auto" and kind != "shm"
+        plan += [(p, ranks, kind, alternating) for p in pts]
+    todo = [x for x in plan if x[0].key not in done]
+    if rank == 0:
+        for name, kind, ranks, _, _ in channels:
+            _emit(events, event="channel", channel=name, transmission=kind, ranks=len(ranks))
+        _emit(events, event="plan", total=len(plan), todo=len(todo), keys=[p.key for p, *_ in todo])
+    if not channels and rank == 0:
+        _emit(events, event="nothing", reason=f"role {role}: no channel with two ranks (np={size}, "
+                                              f"{len(set(hosts))} node(s))")
+
+    groups = _Groups(world)
+    dog = Watchdog(settings.point_timeout, rank)
+    measured = 0
+    for i, (point, ranks, kind, alternating) in enumerate(todo, 1):
+        members = _members(point, ranks, kind, alternating)
+        comm = groups.get(members)
+        if rank == 0:
+            _emit(events, event="start", i=i, todo=len(todo), key=point.key, label=point.label)
+        dog.arm(point.label)
+        _inject_fault(point, rank)
+        t_start = time.monotonic()
+        result = None
+        skip = None
+        if comm is not None:
+            result, skip = _measure(point, comm, settings, wtime, medians)
+        dog.disarm()
+        world.Barrier()
+        if rank == 0:
+            if skip:
+                store.append({"kind": "skip", "key": point.key, "bench": point.bench,
+                              "channel": point.channel, "params": point.p, "reason": skip})
+                _emit(events, event="skip", key=point.key, label=point.label, reason=skip)
+            else:
+                samples, reason, extra = result
+                summary = summarize(samples, settings.rule.cl)
+                extra = dict(extra or {})
+                extra["ranks"] = list(members)
+                extra["seconds"] = round(time.monotonic() - t_start, 3)
+                store.append(point_record(point, summary, reason, samples, extra))
+                medians[point.key] = summary["median"]
+                measured += 1
+                _emit(events, event="done", i=i, key=point.key, median=summary["median"],
+                      n=summary["n"], stop=reason)
+    if rank == 0:
+        store.close()
+        _emit(events, event="finished", measured=measured)
+        return {"measured": measured, "planned": len(plan), "keys": {p.key for p, *_ in plan}}
+    return None
+
+
+def _inject_fault(point: Point, rank: int) -> None:
+    """Fault injection for the robustness tests: ``TLOP_MEASURE_INJECT_FAULT=crash:BENCH`` makes
+    rank 1 die, ``hang:BENCH`` makes it hang, when it reaches the first point of benchmark BENCH."""
+    spec = os.environ.get("TLOP_MEASURE_INJECT_FAULT", "")
+    if rank != 1 or ":" not in spec:
+        return
+    what, bench = spec.split(":", 1)
+    if point.bench == bench:
+        if what == "crash":
+            sys.stderr.write(f"injected crash on rank 1 at {point.label}\n")
+            sys.stderr.flush()
+            os._exit(7)
+        if what == "hang":
+            while True:
+                time.sleep(1)
+
+
+def _measure(point: Point, comm, settings: Settings, wtime, medians: dict):
+    """Run one point on its group; returns ((samples, reason, extra), None) or (None, skip reason)
+    (samples only meaningful on group rank 0)."""
+    p, b, rule = point.p, point.bench, settings.rule
+    extra: dict = {}
+    reduce_max = False
+    if b == "o_eager":
+        kernel = bench_taulop.pingpong(comm, 0, wtime)
+    elif b == "o_rdv":
+        kernel = bench_taulop.pingpong(comm, 0, wtime, sync=True)
+    elif b == "pingpong":
+        kernel = bench_taulop.pingpong(comm, int(p["m"]), wtime)
+    elif b == "ring":
+        kernel, reduce_max = bench_taulop.ring(comm, int(p["m"]), wtime), True
+    elif b == "plogp_os":
+        kernel = bench_plogp.send_overhead(comm, int(p["m"]), wtime)
+    elif b == "plogp_or":
+        probe = bench_taulop.pingpong(comm, int(p["m"]), wtime)(5)
+        delay = comm.bcast(3.0 * float(np.max(probe)) + 5e-6 if comm.Get_rank() == 0 else None, root=0)
+        extra["delay_s"] = delay
+        kernel, reduce_max = bench_plogp.recv_overhead(comm, int(p["m"]), wtime, delay), True
+    elif b == "plogp_g":
+        extra["burst"] = settings.plogp_g_n
+        kernel = bench_plogp.gap(comm, int(p["m"]), wtime, settings.plogp_g_n)
+    elif b == "prtt":
+        s, n_msgs = int(p["s"]), int(p["n"])
+        delay = 0.0
+        if int(p["d"]):
+            # only world rank 0 (group rank 0) knows the medians: it decides whether to probe
+            base = medians.get(Point("prtt", point.channel, (("d", 0), ("n", 1), ("s", s))).key)
+            base = comm.bcast(base if comm.Get_rank() == 0 else None, root=0)
+            if base is None:
+                probe = bench_plogp.prtt(comm, s, wtime, 1, 0.0)(5)
+                base = float(np.max(probe)) if comm.Get_rank() == 0 else None
+            delay = comm.bcast(base if comm.Get_rank() == 0 else None, root=0)
+        extra["delay_s"] = delay
+        kernel = bench_plogp.prtt(comm, s, wtime, n_msgs, delay)
+    elif b == "maxrate":
+        extra["bytes_per_pair"] = settings.maxrate_size * settings.maxrate_msgs
+        kernel, reduce_max = bench_maxrate.stream(comm, settings.maxrate_size, settings.maxrate_msgs, wtime), True
+    elif b == "coll":
+        if p["impl"] == "p2p" and not bench_coll.supported(p["alg"], comm.Get_size()):
+            return None, f"{p['alg']} needs P a power of two"
+        extra["segment"] = settings.coll_segment
+        kernel, reduce_max = bench_coll.collective(comm, p["alg"], p["impl"], int(p["m"]), wtime,
+                                                   settings.coll_segment), True
+    else:
+        return None, f"unknown benchmark {b}"
+    samples, reason = adaptive(comm, kernel, rule, reduce_max, wtime)
+    return (samples, reason, extra), None

@@ -1,0 +1,61 @@
+"""The bundled localhost-example profile, measured on the project's machine by tlop measure."""
+
+import glob
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import tlop
+from tlop.runtime.profile import bundled_profiles, load_profile
+from tlop.runtime.measure.store import read_records, samples_path
+
+_ARGS = {"P": 8, "m": 65536, "S": 8192, "s": 8192, "Q": 4, "M": 2}
+
+
+@pytest.fixture(scope="module")
+def example():
+    assert "localhost-example" in bundled_profiles()
+    return load_profile("localhost-example")
+
+
+def test_metadata_records_the_conditions(example):
+    md = example.metadata
+    assert md["complete"] is True and md["source"] == "tlop measure"
+    assert md["mpi"]["library"] and "Version" in md["mpi"]["version"]
+    assert md["np"] == 2 and md["launcher"]
+    t = md["timer"]
+    assert t["wtick_s"] > 0 and t["resolution_measured_s"] > 0 and t["empty_mpi_call_s"] > 0
+    assert md["settings"]["preset"] == "quick" and md["settings"]["rule"]["eps"] > 0
+    assert any(r["role"] == "net-forced" and r["env"].get("MPIR_CVAR_NOLOCAL") == "1" for r in md["runs"])
+    assert example.bindings == {"net": "tcp"}
+
+
+def test_raw_samples_beside_it_match_the_medians(example):
+    path = samples_path(example.path)
+    assert path.exists()
+    points = {r["key"]: r for r in read_records(path) if r["kind"] == "point"}
+    assert set(points) == set(example.fits["points"])
+    for key, r in list(points.items())[:40]:
+        assert r["stats"]["n"] == len(r["samples"]) >= 3
+        assert example.fits["points"][key]["median"] == r["stats"]["median"]
+
+
+def test_every_stdlib_algorithm_evaluates(example):
+    from importlib import resources
+    root = Path(str(resources.files("tlop.stdlib")))
+    files = [f for f in sorted(glob.glob(str(root / "**" / "*.tlop"), recursive=True))
+             if not f.endswith("platform.tlop")]
+    assert files
+    count = 0
+    for f in files:
+        mod = tlop.load(f)
+        for name in mod.own_algorithms:
+            h = mod[name]
+            args = {p.name: _ARGS.get(p.name, 4) for p in h.ir.params
+                    if p.default is None or p.name in _ARGS}
+            t = h.evaluate(example, **args)
+            assert t > 0, (f, name, t)
+            count += 1
+    assert count >= 20
