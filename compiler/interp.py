@@ -13,6 +13,7 @@ written for clarity and exactness, not speed; it never mutates the IR.
 Rules an engine must reproduce exactly:
 
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
+* a reduction longer than :data:`MAX_TERMS` is an error here (an engine limit, not semantics).
 * with array bounds, a reduction runs from the smallest ``lo`` to the largest ``hi`` and each
   element only counts the indices inside its own range.
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
@@ -31,6 +32,10 @@ from . import ir
 from .diagnostics import TlopError
 
 __all__ = ["Interpreter", "evaluate", "EvalError"]
+
+
+#: the longest reduction the interpreter runs (one Python loop iteration per term)
+MAX_TERMS = 10_000_000
 
 
 class EvalError(TlopError):
@@ -147,6 +152,9 @@ class Interpreter:
         if not (np.isfinite(lo_min) and np.isfinite(hi_max)):
             raise EvalError(f"{e.kind} range bounds are not finite ({lo_min} .. {hi_max})", e.span)
         start, stop = int(math.ceil(lo_min)), int(math.floor(hi_max))
+        if stop - start + 1 > MAX_TERMS:
+            raise EvalError(f"{e.kind} over {stop - start + 1:,} terms ({start} .. {stop}) is too long for the "
+                            f"reference interpreter (at most {MAX_TERMS:,}); use the JIT engine", e.span)
         inner = dict(env)
         if e.kind == "sum":
             acc = 0.0

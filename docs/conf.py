@@ -3,7 +3,12 @@
 project = "tlop"
 author = "the tlop developers"
 copyright = "2026, the tlop developers"
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax"]
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))
+
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib"]
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 autodoc_member_order = "bysource"

@@ -153,3 +153,9 @@ def test_tlop_path_is_searched(tmp_path, monkeypatch):
     mod = tlop.loads('import "mine.tlop"\nalgorithm two() = one() + one()\n', base=tmp_path / "elsewhere")
     assert mod["two"].evaluate(None) == pytest.approx(2e-6)
     assert tlop.load("mine")["one"].evaluate(None) == pytest.approx(1e-6)
+
+
+def test_huge_reduction_is_refused_not_hung():
+    mod = tlop.loads("algorithm a(n: int) = sum i in 1 .. n: 1s\n")
+    with pytest.raises(TlopError, match="too long for the reference interpreter"):
+        mod["a"].evaluate(None, n=2 ** 40)
