@@ -1,0 +1,338 @@
+"""Profile tables for native code: marshalling into flat arrays, and the lookup in LLVM IR.
+
+What it does:
+
+* :class:`ProfileLayout` binds a program to a profile: every (table, channel) and (scalar,
+  channel) entry the program can read gets a *slot*; each table slot is marshalled into one
+  contiguous float64 block ``[n_m, n_tau, m…, tau…, values…]`` (``n_tau = 0`` for a table over
+  m only; values row-major) and scalars into one float64 array.  The generated code receives
+  these as pointers, so one compiled evaluator serves every profile whose tables have the same
+  *structure* (which entries exist, 1-D or 2-D, interpolation policy) — that structure, not the
+  measured numbers, is :meth:`ProfileLayout.signature` (part of the cache key).  With
+  ``specialize=True`` the numbers are baked into the code instead (and into the key).
+* :func:`emit_lookup` writes the lookup as an LLVM function mirroring
+  :mod:`tlop.runtime.interpolation` operation for operation (clamping, ``searchsorted``
+  segment by binary search, the ``lerp`` formula with its exact-``x1`` case, m-then-τ order,
+  the proportional τ rule, non-negativity), with every array access inside ``0 … n-1`` and
+  the out-of-grid test of ``TableData._check_grid``.
+
+What it does not do: decide what an out-of-grid point means (the caller emits the error or the
+warning flag) or read profile files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Optional
+
+import numpy as np
+from llvmlite import ir
+
+from tlop import ir as tir
+
+__all__ = ["ProfileLayout", "TableSlot", "emit_lookup", "F64", "I64", "I1", "F64P"]
+
+F64 = ir.DoubleType()
+I64 = ir.IntType(64)
+I32 = ir.IntType(32)
+I8 = ir.IntType(8)
+I1 = ir.IntType(1)
+F64P = F64.as_pointer()
+LOOKUP_INLINE = "noinline"
+
+
+class TableSlot:
+    """One table of the profile as the generated code sees it."""
+
+    def __init__(self, index: int, key: str, pch: Optional[str], data):
+        self.index = index
+        self.key = key
+        self.pch = pch
+        self.data = data  # TableData
+        self.ndim = 1 if data.tau is None else 2
+        self.policy = data.policy
+        tau = np.zeros(0) if data.tau is None else np.asarray(data.tau, dtype=np.float64)
+        m = np.asarray(data.m, dtype=np.float64)
+        self.block = np.ascontiguousarray(np.concatenate(
+            [[float(len(m)), float(len(tau))], m, tau, np.asarray(data.values, dtype=np.float64).ravel()]))
+
+    def structure(self) -> str:
+        p = self.policy
+        return (f"{self.key}@{self.pch}:{self.ndim}:{p.m_below},{p.m_beyond},{p.tau_beyond},"
+                f"{int(p.nonnegative)},{p.out_of_grid}")
+
+
+class ProfileLayout:
+    """Slots of every profile entry ``program`` can read under ``profile``.
+
+    ``table_slot(table, model_channel)`` / ``scalar_slot(…)`` return a slot index or an error
+    message (str) saying why the entry is unavailable — the generated code raises it only if
+    the lookup is actually evaluated, exactly like the interpreter."""
+
+    def __init__(self, program: tir.Program, profile, specialize: bool = False):
+        self.program = program
+        self.profile = profile
+        self.specialize = specialize
+        self.tables: list[TableSlot] = []
+        self.scalar_values: list[float] = []
+        self._tslot: dict = {}
+        self._sslot: dict = {}
+        self._variant: dict = {}
+        by_id: dict = {}
+        chans = list(program.channels)
+        self.pch = {c: profile.resolve_channel(c) for c in chans}
+        self.kind = {}
+        for c, p in self.pch.items():
+            if p is not None:
+                try:
+                    self.kind[c] = profile.transmission_kind(p)
+                except Exception:  # noqa: BLE001 - a binding to a missing channel: unusable
+                    self.kind[c] = None
+        for name, sig in sorted(program.tables.items()):
+            for mch in (chans if sig.channel_indexed else [None]):
+                pch = self.pch.get(mch) if mch is not None else None
+                if mch is not None and pch is None:
+                    self._tslot[(name, mch)] = "no profile channel"
+                    continue
+                key = sig.profile_key(profile, pch)
+                if not profile.has_table(key, pch):
+                    self._tslot[(name, mch)] = "missing"
+                    continue
+                data = profile.table(key, pch)
+                slot = by_id.get(id(data))
+                if slot is None:
+                    slot = TableSlot(len(self.tables), key, pch, data)
+                    by_id[id(data)] = slot
+                    self.tables.append(slot)
+                self._tslot[(name, mch)] = slot.index
+        for name, sig in sorted(program.scalars.items()):
+            for mch in (chans if sig.channel_indexed else [None]):
+                pch = self.pch.get(mch) if mch is not None else None
+                if mch is not None and pch is None:
+                    self._sslot[(name, mch)] = "no profile channel"
+                    continue
+                key = sig.profile_key(profile, pch)
+                if not profile.has_scalar(key, pch):
+                    self._sslot[(name, mch)] = "missing"
+                    continue
+                self._sslot[(name, mch)] = len(self.scalar_values)
+                self.scalar_values.append(float(profile.scalar(key, pch)))
+        self.scalars = np.ascontiguousarray(np.asarray(self.scalar_values + [0.0], dtype=np.float64))
+        self._ptrs = None
+
+    # ------------------------------------------------------------------ resolution
+    def table_slot(self, table: str, mch: Optional[str]):
+        return self._tslot.get((table, mch), "missing")
+
+    def scalar_slot(self, name: str, mch: Optional[str]):
+        return self._sslot.get((name, mch), "missing")
+
+    def variant(self, name: str, channel: int):
+        """The decomposition of transmission ``name`` on channel index ``channel`` the
+        interpreter would pick (``Interpreter.variant``), or None when it would fail."""
+        k = (name, channel)
+        if k not in self._variant:
+            self._variant[k] = self._pick(name, channel)
+        return self._variant[k]
+
+    def _pick(self, name, channel):
+        variants = self.program.variants(name, channel)
+        mch = self.program.channels[channel]
+        if not variants or self.pch.get(mch) is None:
+            return None
+        kind = self.kind.get(mch)
+        if kind is None:
+            return None
+        for v in variants:
+            if v.via == kind:
+                return v
+        for v in variants:
+            if v.via is None:
+                return v
+        return None
+
+    # ------------------------------------------------------------------ keys and data
+    def signature(self) -> str:
+        """The profile structure the generated code depends on (values too if specialised)."""
+        parts = [f"spec={int(self.specialize)}"]
+        parts += [f"ch {c}->{self.pch[c]}:{self.kind.get(c)}" for c in self.program.channels]
+        parts += [f"T {k}={v if isinstance(v, str) else self.tables[v].structure()}"
+                  for k, v in sorted(self._tslot.items(), key=str)]
+        parts += [f"S {k}={v if isinstance(v, str) else 'slot' + str(v)}"
+                  for k, v in sorted(self._sslot.items(), key=str)]
+        if self.specialize:
+            h = hashlib.sha256()
+            for t in self.tables:
+                h.update(t.block.tobytes())
+            h.update(self.scalars.tobytes())
+            parts.append("data=" + h.hexdigest())
+        return "\n".join(parts)
+
+    def pointers(self):
+        """``(tabs, scal)``: addresses of the table-pointer array and of the scalar array (the
+        arrays stay alive as long as this layout)."""
+        if self._ptrs is None:
+            arr = np.array([t.block.ctypes.data for t in self.tables] + [0], dtype=np.uintp)
+            self._ptr_array = arr
+            self._ptrs = (arr.ctypes.data, self.scalars.ctypes.data)
+        return self._ptrs
+
+
+# ============================================================================= lookup codegen
+
+def _const(x: float):
+    return ir.Constant(F64, float(x))
+
+
+def _np_max(b: ir.IRBuilder, x, y):
+    """numpy.maximum: ``x if (x >= y or isnan(x)) else y``."""
+    c = b.or_(b.fcmp_ordered(">=", x, y), b.fcmp_unordered("uno", x, x))
+    return b.select(c, x, y)
+
+
+def _np_min(b: ir.IRBuilder, x, y):
+    """numpy.minimum: ``x if (x <= y or isnan(x)) else y``."""
+    c = b.or_(b.fcmp_ordered("<=", x, y), b.fcmp_unordered("uno", x, x))
+    return b.select(c, x, y)
+
+
+def _emit_segment(module: ir.Module) -> ir.Function:
+    """``i64 segment(double* g, i64 n, double x)``: clip(searchsorted(g, x, 'right') - 1, 0, n-2)
+    for ``n >= 2``.  ``searchsorted`` orders NaN last, hence the unordered ``<=``."""
+    name = "tlop_segment"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, ir.FunctionType(I64, [F64P, I64, F64]), name)
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    g, n, x = fn.args
+    entry = fn.append_basic_block("entry")
+    head = fn.append_basic_block("head")
+    body = fn.append_basic_block("body")
+    done = fn.append_basic_block("done")
+    b = ir.IRBuilder(entry)
+    b.branch(head)
+    b.position_at_end(head)
+    lo = b.phi(I64, "lo")
+    ln = b.phi(I64, "len")
+    lo.add_incoming(ir.Constant(I64, 0), entry)
+    ln.add_incoming(n, entry)
+    b.cbranch(b.icmp_signed(">", ln, ir.Constant(I64, 0)), body, done)
+    b.position_at_end(body)
+    half = b.lshr(ln, ir.Constant(I64, 1))
+    mid = b.add(lo, half)
+    gm = b.load(b.gep(g, [mid]))
+    le = b.fcmp_unordered("<=", gm, x)
+    lo2 = b.select(le, b.add(mid, ir.Constant(I64, 1)), lo)
+    ln2 = b.select(le, b.sub(b.sub(ln, half), ir.Constant(I64, 1)), half)
+    lo.add_incoming(lo2, body)
+    ln.add_incoming(ln2, body)
+    b.branch(head)
+    b.position_at_end(done)
+    i = b.sub(lo, ir.Constant(I64, 1))
+    i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
+    top = b.sub(n, ir.Constant(I64, 2))
+    i = b.select(b.icmp_signed(">", i, top), top, i)
+    b.ret(i)
+    return fn
+
+
+def _lerp(b: ir.IRBuilder, x, x0, x1, v0, v1):
+    """``v1 if x == x1 else v0 + (v1 - v0) * (x - x0) / (x1 - x0)``."""
+    r = b.fadd(v0, b.fdiv(b.fmul(b.fsub(v1, v0), b.fsub(x, x0)), b.fsub(x1, x0)))
+    return b.select(b.fcmp_ordered("==", x, x1), v1, r)
+
+
+def emit_lookup(module: ir.Module, ndim: int, policy) -> ir.Function:
+    """``double lookup(double* block, double m, double tau, i8* outside)`` for tables of
+    ``ndim`` axes under ``policy`` (``tau`` ignored when ``ndim == 1``).  When the policy's
+    ``out_of_grid`` is not ``"allow"``, ``*outside`` is set to 1 for a point outside the grid
+    (m checked against ``m[0] … m[-1]``, then τ against ``tau[0] … tau[-1]``, NaN inside)."""
+    tag = (f"tlop_lookup{ndim}_{policy.m_below[0]}{policy.m_beyond[0]}{policy.tau_beyond[0]}"
+           f"{int(policy.nonnegative)}{policy.out_of_grid[0]}")
+    if tag in module.globals:
+        return module.globals[tag]
+    seg = _emit_segment(module)
+    fn = ir.Function(module, ir.FunctionType(F64, [F64P, F64, F64, I8.as_pointer()]), tag)
+    fn.linkage = "internal"
+    fn.attributes.add(LOOKUP_INLINE)
+    blk, m, tau, outside = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    nm = b.fptosi(b.load(blk), I64)
+    nt = b.fptosi(b.load(b.gep(blk, [ir.Constant(I64, 1)])), I64)
+    mg = b.gep(blk, [ir.Constant(I64, 2)])
+    tg = b.gep(mg, [nm])
+    vals = b.gep(tg, [nt])
+    one = ir.Constant(I64, 1)
+    m_first = b.load(mg)
+    m_last = b.load(b.gep(mg, [b.sub(nm, one)]))
+    if ndim == 2:
+        t_first = b.load(tg)
+        t_last = b.load(b.gep(tg, [b.sub(nt, one)]))
+    if policy.out_of_grid != "allow":
+        out = b.or_(b.fcmp_ordered("<", m, m_first), b.fcmp_ordered(">", m, m_last))
+        if ndim == 2:
+            out = b.or_(out, b.or_(b.fcmp_ordered("<", tau, t_first), b.fcmp_ordered(">", tau, t_last)))
+        with b.if_then(out):
+            b.store(ir.Constant(I8, 1), outside)
+    x = m
+    if policy.m_below == "clamp":
+        x = _np_max(b, x, m_first)
+    if policy.m_beyond == "clamp":
+        x = _np_min(b, x, m_last)
+
+    def interp_m(col_value):
+        """Interpolate along m; ``col_value(i)`` loads the value at m-row ``i``."""
+        single = b.icmp_signed("==", nm, one)
+        cur = b.block
+        multi_bb = b.append_basic_block("m_multi")
+        join = b.append_basic_block("m_join")
+        v_single = col_value(ir.Constant(I64, 0))
+        b.cbranch(single, join, multi_bb)
+        b.position_at_end(multi_bb)
+        i = b.call(seg, [mg, nm, x])
+        i1 = b.add(i, one)
+        r = _lerp(b, x, b.load(b.gep(mg, [i])), b.load(b.gep(mg, [i1])), col_value(i), col_value(i1))
+        end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(F64)
+        phi.add_incoming(v_single, cur)
+        phi.add_incoming(r, end)
+        return phi
+
+    if ndim == 1:
+        r = interp_m(lambda i: b.load(b.gep(vals, [i])))
+    else:
+        tt = _np_max(b, tau, t_first)
+        if policy.tau_beyond != "linear":
+            tt = _np_min(b, tt, t_last)
+        single_t = b.icmp_signed("==", nt, one)
+        cur = b.block
+        t1_bb = b.append_basic_block("t_single")
+        tn_bb = b.append_basic_block("t_multi")
+        tj = b.append_basic_block("t_join")
+        b.cbranch(single_t, t1_bb, tn_bb)
+        b.position_at_end(t1_bb)
+        r1 = interp_m(lambda i: b.load(b.gep(vals, [b.mul(i, nt)])))
+        e1 = b.block
+        b.branch(tj)
+        b.position_at_end(tn_bb)
+        j = b.call(seg, [tg, nt, tt])
+        j1 = b.add(j, one)
+        a = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), j)])))
+        c = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), j1)])))
+        rn = _lerp(b, tt, b.load(b.gep(tg, [j])), b.load(b.gep(tg, [j1])), a, c)
+        en = b.block
+        b.branch(tj)
+        b.position_at_end(tj)
+        r = b.phi(F64)
+        r.add_incoming(r1, e1)
+        r.add_incoming(rn, en)
+        del cur
+        if policy.tau_beyond == "proportional":
+            r = b.select(b.fcmp_ordered(">", tau, t_last), b.fdiv(b.fmul(r, tau), t_last), r)
+    if policy.nonnegative:
+        r = _np_max(b, r, _const(0.0))
+    b.ret(r)
+    return fn

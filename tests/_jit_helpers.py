@@ -1,0 +1,66 @@
+"""Helpers shared by the JIT tests: in-memory profiles and the JIT-vs-interpreter comparison."""
+
+import math
+
+import numpy as np
+
+from tlop.diagnostics import TlopError
+from tlop.interp import Interpreter
+from tlop.runtime.profile import profile_from_dict
+
+REL = 1e-12
+
+
+def make_profile(name="jit-test", *, tables=None, scalars=None, channels=None, bind=None, **interp):
+    policy = {"m_below": "linear", "m_beyond": "linear", "tau_beyond": "proportional",
+              "nonnegative": True, "out_of_grid": "allow"}
+    policy.update(interp)
+    return profile_from_dict({
+        "tlop_profile": 1, "name": name,
+        "metadata": {"machine": "synthetic", "source": "tests/_jit_helpers.py"},
+        "interpolation": policy,
+        "channels": channels or {"shm": {"transmission": "shm", "description": "t"},
+                                 "net": {"transmission": "tcp", "description": "t"}},
+        "bind": bind or {}, "tables": tables or {}, "scalars": scalars or {}, "fits": {},
+    })
+
+
+def taulop_tables(rng, n_m=6, n_tau=4, channels=("shm", "net")):
+    """Random noisy (non-monotone) o and L tables on a geometric m grid."""
+    m = [float(4 ** i) for i in range(n_m)]
+    tau = [float(t) for t in range(1, n_tau + 1)]
+    tables = {"o": {}, "L": {}}
+    for c in channels:
+        tables["o"][c] = {"m": m, "values": [float(v) for v in rng.uniform(1e-7, 1e-5, n_m)]}
+        tables["L"][c] = {"m": m, "tau": tau,
+                          "values": [[float(v) for v in row] for row in rng.uniform(1e-7, 1e-3, (n_m, n_tau))]}
+    return tables
+
+
+def agree(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if a == b:
+        return True
+    return abs(a - b) <= REL * max(abs(a), abs(b))
+
+
+def interp_point(program, alg, profile, env):
+    """The interpreter's answer at one point: a float, or the TlopError it raises (NaN results
+    count as errors, as in the API)."""
+    try:
+        with np.errstate(all="ignore"):
+            r = Interpreter(program, profile).eval(alg.body, env)
+    except TlopError as err:
+        return err
+    r = float(r)
+    if math.isnan(r):
+        return TlopError("NaN")
+    return r
+
+
+def jit_point(ev, args):
+    try:
+        return float(ev(**args))
+    except TlopError as err:
+        return err

@@ -1,0 +1,159 @@
+"""JIT vs interpreter on hypothesis-generated IR programs (every node kind, runtime and
+constant channels, reductions, concurrency, parallel composition) over random profiles and
+random points, including points outside the table grids; errors must agree too."""
+
+import math
+import os
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tlop import ir
+from tlop.binding import bind_arguments
+from tlop.diagnostics import TlopError
+from tlop.jit import compile_algorithm
+
+from _jit_helpers import agree, interp_point, jit_point, make_profile, taulop_tables
+
+N, V, B = ir.Num, ir.Var, ir.Bin
+
+SHM = N(0.0)
+NET = N(1.0)
+
+
+def _program(body):
+    tables = {"o": ir.TableSig("o", True, ("m",), None), "L": ir.TableSig("L", True, ("m", "tau"), 1)}
+    scalars = {"alpha": ir.ScalarSig("alpha", True)}
+
+    def o(c, m):
+        return ir.Lookup("o", c, (m,))
+
+    def L(c, m, t):
+        return ir.Lookup("L", c, (m, N(t)))
+
+    mv = V("m")
+    trans = {"T": (
+        ir.TransmissionVariant("T", 0, None, "m", B("+", o(SHM, mv), B("*", N(2.0), L(SHM, mv, 1.0)))),
+        ir.TransmissionVariant("T", 1, "tcp", "m", B("+", B("+", o(NET, mv), B("*", N(2.0), L(SHM, mv, 1.0))),
+                                                     L(NET, mv, 1.0))),
+        ir.TransmissionVariant("T", 1, "rdma", "m", B("+", B("+", o(NET, mv), L(NET, mv, 1.0)),
+                                                      ir.Scalar("alpha", NET))),
+    )}
+    params = (ir.ParamSig("P", "int", None, (">=", N(1.0))), ir.ParamSig("m", "bytes"),
+              ir.ParamSig("x", "real", N(0.5)), ir.ParamSig("c", "channel", N(0.0)))
+    alg = ir.Algorithm("gen", params, body)
+    return ir.Program(("shm", "net"), tables, scalars, trans, {"gen": alg})
+
+
+# ----------------------------------------------------------------------------- expressions
+
+leaf = st.one_of(
+    st.sampled_from([N(0.0), N(1.0), N(2.0), N(-3.0), N(0.5), N(1e6), N(4096.0)]),
+    st.sampled_from([V("P"), V("m"), V("x")]),
+)
+
+channel = st.one_of(
+    st.sampled_from([SHM, NET, V("c")]),
+    st.builds(lambda t: ir.Cond(B(">", V("P"), N(t)), NET, SHM), st.sampled_from([2.0, 8.0, 100.0])),
+)
+
+small_bound = st.one_of(st.sampled_from([N(0.0), N(1.0), N(3.0), N(-1.0)]),
+                        st.just(ir.Fn("ceil", (ir.Fn("log2", (V("P"),)),))),
+                        st.just(B("%", V("P"), N(5.0))))
+
+
+def _extend(children):
+    un = st.builds(lambda k, a: ir.Fn(k, (a,)), st.sampled_from(["ceil", "floor", "log2", "abs", "sqrt", "exp", "ln"]),
+                   children)
+    return st.one_of(
+        st.builds(B, st.sampled_from(list(ir.ARITH_OPS) + list(ir.COMPARE_OPS) + list(ir.LOGIC_OPS)),
+                  children, children),
+        st.builds(ir.Neg, children), st.builds(ir.Not, children), un,
+        st.builds(lambda k, a, b, c: ir.Fn(k, (a, b, c)), st.sampled_from(["min", "max"]), children, children,
+                  children),
+        st.builds(ir.Cond, children, children, children),
+        st.builds(lambda a, b: ir.Let((("y", a),), b), children, children),
+        st.builds(lambda k, lo, hi, body: ir.Reduce(k, "i", lo, hi, body), st.sampled_from(["sum", "max", "min"]),
+                  small_bound, small_bound, children),
+        st.builds(lambda c, m: ir.Lookup("o", c, (m,)), channel, children),
+        st.builds(lambda c, m, t: ir.Lookup("L", c, (m, t)), channel, children, children),
+        st.builds(lambda c: ir.Scalar("alpha", c), channel),
+        st.builds(ir.Conc, children, children),
+        st.builds(lambda c, m: ir.Transmit("T", c, m), channel, children),
+        st.builds(lambda ops: ir.ParComp(tuple(tuple(ops_i) for ops_i in ops)),
+                  st.lists(st.lists(st.builds(lambda w, c, s: ir.Xmit(w, "T", c, s), children, channel, children),
+                                    min_size=1, max_size=2), min_size=1, max_size=3)),
+    )
+
+
+expr = st.recursive(leaf | st.just(V("y")) | st.just(V("i")), _extend, max_leaves=12)
+
+policy = st.fixed_dictionaries({
+    "m_below": st.sampled_from(["linear", "clamp"]), "m_beyond": st.sampled_from(["linear", "clamp"]),
+    "tau_beyond": st.sampled_from(["proportional", "clamp", "linear"]), "nonnegative": st.booleans(),
+    "out_of_grid": st.sampled_from(["allow", "allow", "error"]),
+})
+
+
+def _points(rng, n=24):
+    pts = [dict(P=1, m=0.0, x=0.0, c=0), dict(P=2 ** 40, m=3e9, x=-1.0, c=1)]
+    for _ in range(n):
+        pts.append(dict(P=int(rng.choice([1, 2, 3, 4, 7, 8, 9, 33, 1000])),
+                        m=float(rng.choice([0.0, 1.0, 3.0, 100.0, 1024.0, 5000.0, 1e6, -5.0, 2.5])),
+                        x=float(rng.normal(0, 3)), c=int(rng.integers(0, 2))))
+    return pts
+
+
+#: more examples for a local deep run: TLOP_JIT_EXAMPLES=1000 pytest tests/test_jit_hypothesis.py
+EXAMPLES = int(os.environ.get("TLOP_JIT_EXAMPLES", "60"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=expr, pol=policy, seed=st.integers(0, 2 ** 32 - 1), kind=st.sampled_from(["tcp", "rdma"]),
+       specialize=st.booleans())
+def test_generated_programs_agree(body, pol, seed, kind, specialize):
+    rng = np.random.default_rng(seed)
+    prof = make_profile(tables=taulop_tables(rng, n_m=int(rng.integers(1, 6)), n_tau=int(rng.integers(1, 5))),
+                        scalars={"alpha": {"*": 3e-6}},
+                        channels={"shm": {"transmission": "shm", "description": "t"},
+                                  "net": {"transmission": kind, "description": "t"}}, **pol)
+    program = _program(body)
+    alg = program.algorithms["gen"]
+    ev = compile_algorithm(program, "gen", prof, specialize=specialize)
+    ok_pts, ok_want = [], []
+    for p in _points(rng):
+        env = bind_arguments(program, alg, p)
+        want = interp_point(program, alg, prof, env)
+        got = jit_point(ev, p)
+        if isinstance(want, TlopError):
+            assert isinstance(got, TlopError), (p, got, str(want))
+            continue
+        assert not isinstance(got, TlopError), (p, str(got), want)
+        assert agree(got, want), (p, got, want)
+        if p["c"] == 0:
+            ok_pts.append(p)
+            ok_want.append(want)
+    if ok_pts:
+        arrays = {k: np.array([p[k] for p in ok_pts], dtype=float) for k in ("P", "m", "x")}
+        out = ev.batch(**arrays)
+        for r, w in zip(out, ok_want):
+            assert agree(float(r), w), (r, w)
+
+
+def test_generated_error_in_batch_names_the_point():
+    """An evaluation error in the middle of a batch is reported with the interpreter's
+    message and the point."""
+    body = ir.Reduce("max", "i", N(1.0), B("-", V("P"), N(2.0)), V("i"))
+    program = _program(body)
+    prof = make_profile(tables=taulop_tables(np.random.default_rng(0)), scalars={"alpha": {"*": 1e-6}})
+    ev = compile_algorithm(program, "gen", prof)
+    assert ev(P=5, m=1.0) == 3.0
+    try:
+        ev.batch(P=np.array([5, 9, 1, 7]), m=1.0)
+    except TlopError as err:
+        msg = str(err)
+        assert "empty range" in msg and "P=1" in msg and "(2,)" in msg
+    else:
+        raise AssertionError("no error")
+    assert math.isclose(ev.batch(P=np.array([5, 9]), m=1.0)[1], 7.0)
