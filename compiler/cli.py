@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import sys
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -465,6 +466,11 @@ def _version() -> str:
     return __version__
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings (e.g. a table lookup outside the measured grid) as one line, no source dump."""
+    print(f"tlop: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -475,7 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with deep():
+        with deep(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             return int(args.run(args) or 0)
     except TlopError as e:
         print(e.render(), file=sys.stderr)

@@ -84,3 +84,10 @@ def test_errors(argv, status, message, capsys):
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_out_of_grid_warning_is_one_clean_line(capsys):
+    assert main(["eval", "taulop/bcast", "binomial_bcast", "P=4", "m=1GiB", "--out-of-grid", "warn"]) == 0
+    err = capsys.readouterr().err
+    assert "tlop: warning: table 'o' on channel 'shm': m = 1073741824 B is outside the measured grid" in err
+    assert ".py:" not in err
