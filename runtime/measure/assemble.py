@@ -151,6 +151,14 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
                 if bad:
                     warnings.append(f"{ch}: L(m, {t}) decreases with m at m = "
                                     f"{', '.join(str(int(x)) for x in bad)} (measurement noise; kept as measured)")
+            # the model's axiom L(m, τ) ≤ L(m, A·τ): τ = 1 comes from the ping-pong and τ ≥ 2 from
+            # Ring_τ, two kernels, so on a busy or small machine the columns can cross
+            for j in range(1, len(taus)):
+                bad = [m for m, row in zip(ms, res["L"]) if row[j] < row[j - 1]]
+                if bad:
+                    warnings.append(f"{ch}: L(m, {taus[j]}) < L(m, {taus[j - 1]}): L decreases with tau at "
+                                    f"{len(bad)} of {len(ms)} sizes (m = {', '.join(str(int(x)) for x in bad[:6])}"
+                                    f"{', …' if len(bad) > 6 else ''}); the model assumes it does not; kept as measured")
             if kind == "shm":
                 L_vals = np.array(res["L"])
                 tau_arr = np.array(taus, dtype=np.float64)
