@@ -615,6 +615,8 @@ class _Elaborator:
                     self.sink.error(f"cannot compare '{pname}' ({ptype}) with {t}", p.constraint_span)
                 self._closed(bound, p.bound.span, "a constraint bound")
                 constraint = (p.op, bound)
+            elif ptype in ("bytes", "time"):
+                constraint = (">=", ir.Num(0.0))  # sizes and times are never negative
             params.append(ir.ParamSig(pname, ptype, default, constraint, span=p.span,
                                       constraint_span=p.constraint_span))
         doc = "\n".join(d.docs)

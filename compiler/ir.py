@@ -362,7 +362,8 @@ class ParamSig:
     """An algorithm parameter: name, type name, optional default and constraint.
 
     ``constraint`` is a tuple ``(op, Expr)`` such as ``(">=", Num(1))`` or ``None``; the default
-    and the bound are closed expressions (constants after lowering)."""
+    and the bound are closed expressions (constants after lowering).  Parameters of type bytes
+    or time without a declared constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
     name: str
     type: str
     default: Optional[Expr] = None

@@ -47,6 +47,8 @@ def split_quantity(text: str):
 
 def format_size(b: float) -> str:
     """A byte count the way a person writes it: 1MiB, 64KiB, 3000B."""
+    if not b < 2 ** 60:
+        return f"{b:g}B"
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         f = SIZE_UNITS[unit]
         if b >= f and b % f == 0:

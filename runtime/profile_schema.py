@@ -308,6 +308,7 @@ class _Checker:
         vpath = path + ("values",)
         if "tau" not in t:
             row = self.number_list(values, vpath, "one per m", expected=len(m))
+            self.nonnegative(row, vpath)
             return RawTable(m, None, _frozen(np.array(row, dtype=np.float64)))
         tau = self.grid(t["tau"], path + ("tau",), "tau", 1.0)
         if not isinstance(values, list):
@@ -316,7 +317,15 @@ class _Checker:
             self.fail(vpath, f"expected {len(m)} rows (one per m), got {len(values)}")
         rows = [self.number_list(r, vpath + (i,), "one per tau", expected=len(tau))
                 for i, r in enumerate(values)]
+        for i, r in enumerate(rows):
+            self.nonnegative(r, vpath + (i,))
         return RawTable(m, tau, _frozen(np.array(rows, dtype=np.float64).reshape(len(m), len(tau))))
+
+    def nonnegative(self, xs, path):
+        """Table values are measured times (or rates): a negative one is a broken profile."""
+        for i, x in enumerate(xs):
+            if x < 0:
+                self.fail(list(path) + [i], f"table values cannot be negative, got {x:g}")
 
     def scalars(self, v, channels) -> dict:
         self.obj(v, ("scalars",))

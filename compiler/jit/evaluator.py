@@ -42,14 +42,13 @@ from tlop.diagnostics import TlopError
 from tlop.interp import Interpreter
 
 from . import cache as _cache
-from .codegen import ERR_ARG, ERR_EVAL, ERR_NAN, CodeGen, param_infos
+from .codegen import ERR_EVAL, ERR_NAN, CodeGen, param_infos
 from .engine import engine
-from .pywrap import NativeCall, layout_supported
+from .pywrap import MAX_PARAMS, MAX_STATUS, NativeCall, install_tp_call, layout_supported, tp_call_supported
 from .tables import ProfileLayout
 
 __all__ = ["compile_algorithm", "Evaluator", "CompileStats"]
 
-_POINT_T = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _BATCH_T = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _LOADED: dict = {}  # cache key -> {symbol: address}
@@ -57,6 +56,7 @@ _LOAD_LOCK = threading.Lock()
 _SOURCE_HASH: Optional[str] = None
 _POOL: Optional[ThreadPoolExecutor] = None
 _MIN_CHUNK = 20000  # points per thread below which threads do not pay
+_TP_CALL = tp_call_supported()
 
 
 def _source_hash() -> str:
@@ -83,13 +83,15 @@ class CompileStats:
 
 
 class _Code:
-    """Native code for one channel specialisation of one algorithm on one profile layout."""
+    """Native code for one channel specialisation of one algorithm on one profile layout
+    (``mask == 0``), or one batch loop specialised for the arguments of ``mask`` being
+    scalars (``mask != 0``, no scalar entry points; see :meth:`Evaluator.batch`)."""
 
-    def __init__(self, key: str, sym: str, addrs: dict, stats: CompileStats, llvm_ir: Optional[str]):
+    def __init__(self, key: str, sym: str, addrs: dict, stats: CompileStats, llvm_ir: Optional[str],
+                 mask: int = 0):
         self.key, self.sym, self.addrs, self.stats, self.llvm_ir = key, sym, addrs, stats, llvm_ir
-        self.point = _POINT_T(addrs[f"{sym}_point"])
         self.batch = _BATCH_T(addrs[f"{sym}_batch"])
-        self.py_address = addrs.get(f"{sym}_py")
+        self.variants: dict = {}  # scalar mask -> _Code
 
 
 def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
@@ -97,21 +99,21 @@ def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
                  sorted(program.transmissions.items()), alg))
 
 
-def _obtain(program, alg, layout: ProfileLayout, combo: dict, native_wrapper: bool) -> _Code:
+def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0) -> _Code:
     t0 = time.perf_counter()
     eng = engine()
     h = hashlib.sha256()
     for part in ("tlop-jit-1", _source_hash(), eng.describe(), _program_repr(program, alg),
-                 layout.signature(), repr(sorted(combo.items())), f"pywrap={int(native_wrapper)}"):
+                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}"):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
     sym = "tlop_" + key[:24]
-    symbols = [f"{sym}_point", f"{sym}_batch"] + ([f"{sym}_py"] if native_wrapper else [])
+    symbols = [f"{sym}_batch"]
     with _LOAD_LOCK:
         addrs = _LOADED.get(key)
         if addrs is not None:
-            return _Code(key, sym, addrs, CompileStats("process", time.perf_counter() - t0, key), None)
+            return _Code(key, sym, addrs, CompileStats("process", time.perf_counter() - t0, key), None, mask)
         store = _cache.default_cache()
         obj = store.get(key)
         if obj is not None:
@@ -122,14 +124,14 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, native_wrapper: bo
                 addrs = None
             if addrs is not None:
                 _LOADED[key] = addrs
-                return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None)
-        cg = CodeGen(program, alg, layout, combo, sym)
-        text = cg.build(pywrap=native_wrapper)
+                return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
+        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask)
+        text = cg.build()
         obj = eng.compile_ir(text, f"{alg.name}")
         store.put(key, obj)
         addrs = eng.load_object(obj, tuple(symbols))
         _LOADED[key] = addrs
-        return _Code(key, sym, addrs, CompileStats("compiled", time.perf_counter() - t0, key), text)
+        return _Code(key, sym, addrs, CompileStats("compiled", time.perf_counter() - t0, key), text, mask)
 
 
 def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False) -> "Evaluator":
@@ -151,8 +153,15 @@ def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: b
 class Evaluator:
     """A compiled algorithm: ``ev(**args) -> float`` and ``ev.batch(**arrays) -> ndarray``."""
 
+    # the first slot holds the native wrapper's context (pywrap.install_tp_call reads it there)
+    __slots__ = ("_native_ctx", "__dict__", "__weakref__")
+
     #: threads :meth:`batch` may use (large batches only); set per evaluator
     threads: int = 1
+    #: batches of at least this many points whose broadcast leaves some arguments scalar get
+    #: a batch loop specialised for those scalars (compiled on first use, then cached);
+    #: ``None`` never specialises
+    scalar_variant_min: Optional[int] = 20000
 
     def __new__(cls, program, alg, profile, specialize=False):
         # every evaluator gets its own class, so that its __call__ can be its native wrapper
@@ -178,13 +187,18 @@ class Evaluator:
         self._primary = self._code(combo)
         self.compile_stats = self._primary.stats
         self._native = None
-        if self._native_ok and self._primary.py_address:
-            self._native = NativeCall(self._primary.py_address, f"tlop:{alg.name}", self._call_slow,
-                                      self._tabs, self._scal, self._names,
-                                      [i.default for i in self._infos], (self.layout,))
+        nst = 2 + len(self.layout.tables)
+        if self._native_ok and len(self._names) <= MAX_PARAMS and nst <= MAX_STATUS:
+            fixed = [float(combo[i.name]) if i.channel else None for i in self._infos]
+            self._native = NativeCall(self._primary.addrs[f"{self._primary.sym}_batch"], f"tlop:{alg.name}",
+                                      self._call_slow, self._tabs, self._scal, self._names,
+                                      [i.default for i in self._infos], fixed, nst, (self.layout,))
             cls = type(self)
             cls.__call__ = self._native.function
             cls._native_keepalive = self._native
+            self._native_ctx = self._native.capsule
+            if _TP_CALL:
+                install_tp_call(cls)
 
     # ------------------------------------------------------------------ code
     def _code(self, combo: dict) -> _Code:
@@ -194,9 +208,20 @@ class Evaluator:
             with self._lock:
                 code = self._codes.get(k)
                 if code is None:
-                    code = _obtain(self.program, self.alg, self.layout, combo, self._native_ok and not self._codes)
+                    code = _obtain(self.program, self.alg, self.layout, combo)
                     self._codes[k] = code
         return code
+
+    def _variant(self, code: _Code, combo: dict, mask: int) -> _Code:
+        """The batch loop of ``code`` specialised for the arguments of ``mask`` being scalars."""
+        var = code.variants.get(mask)
+        if var is None:
+            with self._lock:
+                var = code.variants.get(mask)
+                if var is None:
+                    var = _obtain(self.program, self.alg, self.layout, combo, mask)
+                    code.variants[mask] = var
+        return var
 
     @property
     def llvm_ir(self) -> Optional[str]:
@@ -229,9 +254,14 @@ class Evaluator:
             return self.batch(**kw)
         code = self._code({c: int(env[c]) for c in self._channel_params})
         buf = np.array([float(env[n]) for n in self._names] + [0.0], dtype=np.float64)
+        ptrs = np.array([buf.ctypes.data + 8 * k for k in range(len(buf))], dtype=np.uintp)
+        zeros = np.zeros(len(buf), dtype=np.int64)
+        out = np.full(1, np.nan)
         st = np.zeros(2 + len(self.layout.tables), dtype=np.int64)
-        r = code.point(buf.ctypes.data, self._tabs, self._scal, st.ctypes.data)
-        if st[0] != 0:
+        code.batch(0, 1, ptrs.ctypes.data, zeros.ctypes.data, self._tabs, self._scal, out.ctypes.data,
+                   st.ctypes.data)
+        r = float(out[0])
+        if st[0] == ERR_EVAL:
             self._raise_eval(env, "")
         if np.any(st[2:]):
             self._replay_warnings(env)
@@ -320,6 +350,13 @@ class Evaluator:
                 strides.append(1)
             keep.append(a)
             ptrs.append(a.ctypes.data)
+        mask = 0
+        for k, (info, st_) in enumerate(zip(self._infos, strides)):
+            if st_ == 0 and not info.channel:
+                mask |= 1 << k
+        limit = self.scalar_variant_min
+        if mask and limit is not None and n >= limit:
+            code = self._variant(code, combo, mask)
         ptr_arr = np.array(ptrs + [0], dtype=np.uintp)
         stride_arr = np.array(strides + [0], dtype=np.int64)
         out = np.empty(shape, dtype=np.float64)
@@ -335,9 +372,17 @@ class Evaluator:
                     for k, (lo, hi) in enumerate(chunks)]
             for f in futs:
                 f.result()
-        for k in range(len(chunks)):
+        flat = out.reshape(-1)
+        for k, (lo, hi) in enumerate(chunks):
             if sts[k, 0] != 0:
-                self._batch_failure(int(sts[k, 0]), int(sts[k, 1]), keep, strides, arrays, combo, shape)
+                # the first failure of the chunk: the first NaN before the first evaluation
+                # error (argument failure or NaN result), else that evaluation error
+                e0 = int(sts[k, 1])
+                has_eval = int(sts[k, 0]) == ERR_EVAL
+                nan = np.flatnonzero(np.isnan(flat[lo:min(e0 + 1, hi)]))
+                i = lo + int(nan[0]) if nan.size else e0
+                code = ERR_EVAL if has_eval and i == e0 else ERR_NAN
+                self._batch_failure(code, i, keep, strides, arrays, combo, shape)
         warned = sts[:, 2:]
         if np.any(warned):
             for slot in range(warned.shape[1]):
@@ -367,11 +412,26 @@ class Evaluator:
             env[info.name] = float(a.reshape(-1)[i * s])
         return env
 
+    def _arguments_ok(self, env: dict) -> bool:
+        """The native argument checks, in Python (NaN, integrality, constraint)."""
+        for info in self._infos:
+            v = float(env[info.name])
+            if info.channel:
+                continue
+            if v != v or (info.integer and float(np.floor(v)) != v):
+                return False
+            if info.op is not None:
+                b = info.bound
+                ok = {"<": v < b, "<=": v <= b, ">": v > b, ">=": v >= b, "==": v == b, "!=": v != b}[info.op]
+                if not ok:
+                    return False
+        return True
+
     def _batch_failure(self, code, i, keep, strides, arrays, combo, shape):
         env = self._point_env(i, keep, strides, combo)
         index = np.unravel_index(i, shape) if shape else ()
         where = f" (batch point {tuple(int(x) for x in index)})"
-        if code == ERR_ARG:
+        if not self._arguments_ok(env):  # argument checks come first, as in the interpreter
             bind_arguments(self.program, self.alg, arrays)  # the vectorised message, with counts
             bind_arguments(self.program, self.alg, env)
             raise TlopError(f"'{self.name}': invalid argument at {self._describe(env)}{where}")

@@ -38,7 +38,9 @@ I32 = ir.IntType(32)
 I8 = ir.IntType(8)
 I1 = ir.IntType(1)
 F64P = F64.as_pointer()
-LOOKUP_INLINE = "noinline"
+LOOKUP_INLINE = "alwaysinline"
+#: function attributes of the grid search that llvmlite does not know by name
+_PURE_READ_ATTRS = ("memory(argmem: read)", "willreturn", "mustprogress", "nofree", "nosync")
 
 
 class TableSlot:
@@ -196,15 +198,26 @@ def _np_min(b: ir.IRBuilder, x, y):
     return b.select(c, x, y)
 
 
-def _emit_segment(module: ir.Module) -> ir.Function:
-    """``i64 segment(double* g, i64 n, double x)``: clip(searchsorted(g, x, 'right') - 1, 0, n-2)
-    for ``n >= 2``.  ``searchsorted`` orders NaN last, hence the unordered ``<=``."""
-    name = "tlop_segment"
+def _emit_segment(module: ir.Module, hoistable: bool) -> ir.Function:
+    """``i64 segment(double* g, i64 n, double x)``: ``clip(searchsorted(g, x, 'right') - 1, 0,
+    n-2)`` for ``n >= 2`` and 0 for ``n == 1`` (so ``i`` and ``min(i + 1, n - 1)`` are always
+    valid indices).  ``searchsorted`` orders NaN last, hence the unordered ``<=``.
+
+    Two forms.  ``hoistable``: a separate, non-inlined function that only reads its argument
+    memory and always returns — LLVM may then merge two searches of the same grid for the
+    same ``x`` and hoist a search whose arguments do not change out of a loop (e.g. the m
+    search of ``L(m, 2^i)`` inside ``sum i``, or ``g(s)`` out of a batch with one ``s``),
+    which it cannot do with a loop inlined.  Otherwise the search is inlined (no call, no
+    spilled registers), which is faster when the search runs for every point anyway."""
+    name = "tlop_segment" if hoistable else "tlop_segment_inline"
     if name in module.globals:
         return module.globals[name]
     fn = ir.Function(module, ir.FunctionType(I64, [F64P, I64, F64]), name)
     fn.linkage = "internal"
-    fn.attributes.add("alwaysinline")
+    fn.attributes.add("noinline" if hoistable else "alwaysinline")
+    fn.attributes.add("nounwind")
+    for attr in _PURE_READ_ATTRS:  # not in llvmlite's list of known attributes
+        set.add(fn.attributes, attr)
     g, n, x = fn.args
     entry = fn.append_basic_block("entry")
     head = fn.append_basic_block("head")
@@ -230,9 +243,9 @@ def _emit_segment(module: ir.Module) -> ir.Function:
     b.branch(head)
     b.position_at_end(done)
     i = b.sub(lo, ir.Constant(I64, 1))
-    i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
     top = b.sub(n, ir.Constant(I64, 2))
     i = b.select(b.icmp_signed(">", i, top), top, i)
+    i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
     b.ret(i)
     return fn
 
@@ -243,16 +256,22 @@ def _lerp(b: ir.IRBuilder, x, x0, x1, v0, v1):
     return b.select(b.fcmp_ordered("==", x, x1), v1, r)
 
 
-def emit_lookup(module: ir.Module, ndim: int, policy) -> ir.Function:
+def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
+                hoist_tau: bool = False) -> ir.Function:
     """``double lookup(double* block, double m, double tau, i8* outside)`` for tables of
     ``ndim`` axes under ``policy`` (``tau`` ignored when ``ndim == 1``).  When the policy's
     ``out_of_grid`` is not ``"allow"``, ``*outside`` is set to 1 for a point outside the grid
-    (m checked against ``m[0] … m[-1]``, then τ against ``tau[0] … tau[-1]``, NaN inside)."""
+    (m checked against ``m[0] … m[-1]``, then τ against ``tau[0] … tau[-1]``, NaN inside).
+
+    Each axis is searched once (:func:`_emit_segment`); a one-point axis takes index 0 for
+    both neighbours and its value is selected instead of the (then meaningless) lerp, so the
+    body is branch-free after the searches and every load stays inside the block.
+    ``hoist_m`` / ``hoist_tau``: search that axis with the hoistable form of
+    :func:`_emit_segment` (the caller knows the argument is loop-invariant)."""
     tag = (f"tlop_lookup{ndim}_{policy.m_below[0]}{policy.m_beyond[0]}{policy.tau_beyond[0]}"
-           f"{int(policy.nonnegative)}{policy.out_of_grid[0]}")
+           f"{int(policy.nonnegative)}{policy.out_of_grid[0]}_{int(hoist_m)}{int(hoist_tau)}")
     if tag in module.globals:
         return module.globals[tag]
-    seg = _emit_segment(module)
     fn = ir.Function(module, ir.FunctionType(F64, [F64P, F64, F64, I8.as_pointer()]), tag)
     fn.linkage = "internal"
     fn.attributes.add(LOOKUP_INLINE)
@@ -281,25 +300,20 @@ def emit_lookup(module: ir.Module, ndim: int, policy) -> ir.Function:
     if policy.m_beyond == "clamp":
         x = _np_min(b, x, m_last)
 
+    def neighbours(grid, n, v, hoist):
+        """``(i, i + 1)`` around ``v`` on ``grid`` (``(0, 0)`` when ``n == 1``)."""
+        i = b.call(_emit_segment(module, hoist), [grid, n, v])
+        i1 = b.add(i, one)
+        return i, b.select(b.icmp_signed(">=", i1, n), i, i1)
+
+    mi, mi1 = neighbours(mg, nm, x, hoist_m)
+    m_single = b.icmp_signed("==", nm, one)
+    mx0, mx1 = b.load(b.gep(mg, [mi])), b.load(b.gep(mg, [mi1]))
+
     def interp_m(col_value):
         """Interpolate along m; ``col_value(i)`` loads the value at m-row ``i``."""
-        single = b.icmp_signed("==", nm, one)
-        cur = b.block
-        multi_bb = b.append_basic_block("m_multi")
-        join = b.append_basic_block("m_join")
-        v_single = col_value(ir.Constant(I64, 0))
-        b.cbranch(single, join, multi_bb)
-        b.position_at_end(multi_bb)
-        i = b.call(seg, [mg, nm, x])
-        i1 = b.add(i, one)
-        r = _lerp(b, x, b.load(b.gep(mg, [i])), b.load(b.gep(mg, [i1])), col_value(i), col_value(i1))
-        end = b.block
-        b.branch(join)
-        b.position_at_end(join)
-        phi = b.phi(F64)
-        phi.add_incoming(v_single, cur)
-        phi.add_incoming(r, end)
-        return phi
+        v0, v1 = col_value(mi), col_value(mi1)
+        return b.select(m_single, v0, _lerp(b, x, mx0, mx1, v0, v1))
 
     if ndim == 1:
         r = interp_m(lambda i: b.load(b.gep(vals, [i])))
@@ -307,29 +321,11 @@ def emit_lookup(module: ir.Module, ndim: int, policy) -> ir.Function:
         tt = _np_max(b, tau, t_first)
         if policy.tau_beyond != "linear":
             tt = _np_min(b, tt, t_last)
-        single_t = b.icmp_signed("==", nt, one)
-        cur = b.block
-        t1_bb = b.append_basic_block("t_single")
-        tn_bb = b.append_basic_block("t_multi")
-        tj = b.append_basic_block("t_join")
-        b.cbranch(single_t, t1_bb, tn_bb)
-        b.position_at_end(t1_bb)
-        r1 = interp_m(lambda i: b.load(b.gep(vals, [b.mul(i, nt)])))
-        e1 = b.block
-        b.branch(tj)
-        b.position_at_end(tn_bb)
-        j = b.call(seg, [tg, nt, tt])
-        j1 = b.add(j, one)
-        a = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), j)])))
-        c = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), j1)])))
-        rn = _lerp(b, tt, b.load(b.gep(tg, [j])), b.load(b.gep(tg, [j1])), a, c)
-        en = b.block
-        b.branch(tj)
-        b.position_at_end(tj)
-        r = b.phi(F64)
-        r.add_incoming(r1, e1)
-        r.add_incoming(rn, en)
-        del cur
+        tj, tj1 = neighbours(tg, nt, tt, hoist_tau)
+        a = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj)])))
+        c = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj1)])))
+        rn = _lerp(b, tt, b.load(b.gep(tg, [tj])), b.load(b.gep(tg, [tj1])), a, c)
+        r = b.select(b.icmp_signed("==", nt, one), a, rn)
         if policy.tau_beyond == "proportional":
             r = b.select(b.fcmp_ordered(">", tau, t_last), b.fdiv(b.fmul(r, tau), t_last), r)
     if policy.nonnegative:
