@@ -69,6 +69,9 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
     types = dict(extra_types or {})
     raw_facts: list = []
     _infer(expr, decls, types, raw_facts, globals_)
+    for node in A.iter_nodes(expr):  # an unknown function is the first thing to report
+        if isinstance(node, A.Call) and node.callee not in decls and node.callee not in ir.FUNCTIONS:
+            raise TlopError(f"unknown function, table or algorithm '{node.callee}'", node.callee_span or node.span)
     for name in _free_names(expr, globals_):
         if name not in types:
             raise TlopError(f"cannot tell the type of '{name}': pass it to an algorithm parameter, "

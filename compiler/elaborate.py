@@ -326,6 +326,14 @@ class _Elaborator:
                 self.sink.error(f"operator '{op}' needs numbers, found {t}", sub.span)
                 return ir.Bin(op, a, b, span=e.span), ERR
         t = self._arith_type(op, ta, tb)
+        if op in ("+", "-") and t in ("bytes", "time"):
+            # a plain number may stand for a size or a time only as a literal (m - 1, 0.5 * t):
+            # adding an int variable such as P to a time is a unit mistake
+            for side, ts, sub in ((a, ta, e.lhs), (b, tb, e.rhs)):
+                if ts in ("int", "real") and not _is_literal(sub):
+                    self.sink.error(f"cannot {'add' if op == '+' else 'subtract'} a plain {ts} and {t}: "
+                                    f"give it a unit (e.g. 2us, 64KiB) or multiply by one", sub.span)
+                    return ir.Bin(op, a, b, span=e.span), ERR
         if t is None:
             self.sink.error(f"type mismatch: cannot apply '{op}' to {ta} and {tb}", e.op_span or e.span)
             return ir.Bin(op, a, b, span=e.span), ERR
@@ -631,6 +639,17 @@ class _Elaborator:
         if free:
             self.sink.error(f"{what} must be a constant; it uses the parameter{'s' if len(free) > 1 else ''} "
                             f"{', '.join(sorted(free))}", span)
+
+
+def _is_literal(e: A.Expr) -> bool:
+    """A number written in the source, possibly negated or in parentheses of arithmetic on numbers."""
+    if isinstance(e, A.Number):
+        return True
+    if isinstance(e, A.Unary) and e.op == "-":
+        return _is_literal(e.operand)
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "^"):
+        return _is_literal(e.lhs) and _is_literal(e.rhs)
+    return False
 
 
 def _xmit_sequence(node: ir.Expr):

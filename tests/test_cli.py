@@ -33,8 +33,9 @@ def test_golden_output(name, capsys, update_golden):
     assert main(CASES[name]) == 0
     out = capsys.readouterr().out
     path = GOLDEN / f"{name}.txt"
-    if update_golden or not path.exists():
+    if update_golden:
         path.write_text(out)
+    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
     assert out == path.read_text()
 
 

@@ -33,8 +33,9 @@ def test_diagnostic(path, capsys, monkeypatch, update_golden):
     assert status == 1, f"expected a user error, got status {status}"
     assert "Traceback" not in err
     expected = path.with_suffix(".txt")
-    if update_golden or not expected.exists():
+    if update_golden:
         expected.write_text(err)
+    assert expected.exists(), f"no golden file {expected.name}: run pytest --update-golden and review it"
     assert err == expected.read_text()
 
 

@@ -1,0 +1,128 @@
+"""The JIT's fast paths give the answers of the general paths: batch loops specialised for
+scalar (broadcast) arguments, the exact 2^k shortcut, the direct ``tp_call`` scalar wrapper,
+and the report of the first failing point of a batch that runs every point."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tlop
+from tlop.diagnostics import TlopError
+from tlop.jit import compile_algorithm
+
+from _jit_helpers import interp_point, make_profile
+
+from test_jit_stdlib import _plogp_profile
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return compile_algorithm(tlop.load("plogp/bcast").program, "chain_segmented", _plogp_profile())
+
+
+def test_scalar_variant_matches_general_loop(chain):
+    rng = np.random.default_rng(7)
+    P = rng.integers(2, 300, 500).astype(float)
+    m = np.floor(np.exp(rng.uniform(0, 18, 500)))
+    handle = tlop.load("plogp/bcast")["chain_segmented"]
+    for args in ({"P": P, "m": m, "s": 8192.0}, {"P": 64, "m": m, "s": 1000.0}, {"P": P, "m": 1e6, "s": 77.0}):
+        chain.scalar_variant_min = None
+        general = chain.batch(**args)
+        chain.scalar_variant_min = 1
+        special = chain.batch(**args)
+        assert _same(general, special)
+        assert _same(special, handle.evaluate(chain.profile, **args))
+    code = chain._primary
+    assert len(code.variants) == 3 and all(v.stats.source in ("compiled", "disk", "process")
+                                           for v in code.variants.values())
+
+
+def test_scalar_variant_reports_errors_like_the_general_loop(chain):
+    chain.scalar_variant_min = 1
+    m = np.array([10.0, 2e4, 3e5])
+    with pytest.raises(TlopError, match="s = -1"):
+        chain.batch(P=np.array([2.0, 3.0, 4.0]), m=m, s=-1.0)
+    with pytest.raises(TlopError, match=r"P = 1") as err:
+        chain.batch(P=np.array([2.0, 3.0, 1.0]), m=m, s=4096.0)
+    assert "1 of 3" in str(err.value)
+    with pytest.raises(TlopError, match=r"m = -5"):
+        chain.batch(P=5, m=np.array([1.0, -5.0, 7.0]), s=100.0)
+
+
+def test_first_failure_is_reported_in_point_order():
+    # point kinds: an evaluation error whose result is not NaN (an empty max inside a
+    # comparison, so the if picks a side), a NaN result (log2 of a negative x), an argument
+    # outside its constraint
+    mod = tlop.loads('import "taulop/platform.tlop"\n'
+                     'algorithm f(P: int >= 1, x: real) = (if (max i in 1 .. P - 2: i) > 0 then 1 else 2) + log2(x)\n')
+    ev = compile_algorithm(mod.program, "f", tlop.default_profile())
+    assert ev(P=5, x=4.0) == 3.0
+    cases = [
+        ([5, 2, 5], [1, 1, -1], "empty", "(1,)"),
+        ([5, 5, 2], [1, -1, 1], "NaN", "(1,)"),
+        ([5, 2, 0], [1, 1, 1], "empty", "(1,)"),
+        ([5, 0, 2], [1, 1, 1], "P = 0", None),
+        ([2, 5, 5], [-1, 1, 1], "empty", "(0,)"),
+    ]
+    for P, x, what, where in cases:
+        with pytest.raises(TlopError) as err:
+            ev.batch(P=np.array(P, dtype=float), x=np.array(x, dtype=float))
+        assert what in str(err.value), (P, x, str(err.value))
+        if where:
+            assert where in str(err.value), (P, x, str(err.value))
+    with pytest.raises(TlopError, match="empty"):
+        ev(P=2, x=1.0)
+
+
+def test_power_of_two_shortcut_is_exact():
+    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm f(y: real) = 2 ^ y\n'
+                     'algorithm g(P: int >= 1) = sum i in -1080 .. P: 2 ^ i\n')
+    prof = tlop.default_profile()
+    f = compile_algorithm(mod.program, "f", prof)
+    ys = [-1100.0, -1075.0, -1074.0, -1050.0, -1023.0, -1022.0, -0.0, 0.0, 1.0, 52.0, 1023.0, 1024.0,
+          0.5, -0.5, 3.0000001, 1e300, float("inf"), float("-inf"), 2.0 ** 62]
+    for y in ys:
+        want = interp_point(mod.program, mod.program.algorithms["f"], prof, {"y": y})
+        got = f(y=y)
+        assert got == want and math.copysign(1, got) == math.copysign(1, want), (y, got, want)
+    assert _same(f.batch(y=np.array(ys)), [float(2.0 ** y) if y < 1024 else math.inf for y in ys])
+    g = compile_algorithm(mod.program, "g", prof)
+    for P in (1, 5, 1023, 1030):
+        want = interp_point(mod.program, mod.program.algorithms["g"], prof, {"P": float(P)})
+        assert g(P=P) == want
+
+
+def test_direct_tp_call_wrapper():
+    from tlop.jit import pywrap
+    met = tlop.load_profile("metropolis")
+    mod = tlop.load("taulop/allgather")
+    ev = compile_algorithm(mod.program, "ring_allgather_node", met)
+    if pywrap.tp_call_supported():
+        import ctypes
+        tp_call = ctypes.c_void_p.from_address(id(type(ev)) + 8 * pywrap._TP_CALL_WORD).value
+        assert tp_call == pywrap.pycall_address(via_instance=True)
+    want = mod["ring_allgather_node"].evaluate(met, P=16, m=1024.0)
+    assert ev(P=16, m=1024.0) == want == ev._call_slow(P=16, m=1024.0) == type(ev).__call__(P=16, m=1024.0)
+    assert ev(**{"".join(["P"]): 16, "m": 1024.0}) == want  # a non-interned keyword: fallback
+    assert ev(16, 1024.0) == want
+    with pytest.raises(TlopError, match="P = 1"):
+        ev(P=1, m=1.0)
+    other = compile_algorithm(tlop.load("taulop/bcast").program, "binomial_bcast", met)
+    assert ev(P=16, m=1024.0) == want  # classes are per evaluator: contexts do not mix
+    assert other(P=16, m=1024.0) == tlop.load("taulop/bcast")["binomial_bcast"].evaluate(met, P=16, m=1024.0)
+
+
+def test_many_tables_and_parameters_fall_back_cleanly():
+    n = 40  # more parameters than the native wrapper takes: the ctypes path answers
+    params = ", ".join(f"a{k}: real = {k}" for k in range(n))
+    body = " + ".join(f"a{k}" for k in range(n))
+    mod = tlop.loads(f'import "taulop/platform.tlop"\nalgorithm f({params}) = {body}\n')
+    ev = compile_algorithm(mod.program, "f", make_profile())
+    assert ev() == sum(range(n)) and ev(a3=10.0) == sum(range(n)) + 7
+    assert _same(ev.batch(a0=np.array([1.0, 2.0])), [sum(range(n)) + 1, sum(range(n)) + 2])
