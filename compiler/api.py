@@ -83,8 +83,7 @@ class AlgorithmHandle:
         names = set(prof.table_names())
         scalars = set(prof.scalar_names())
         program = self.module.program
-        return (all(program.tables[t].profile_key(prof, None) in names or t in names
-                    or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
+        return (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
                 and all(s in scalars or f"{program.scalars[s].model}.{s}" in scalars for s in req["scalars"]))
 
     def evaluate(self, profile=None, **args: Any):
