@@ -86,6 +86,9 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
                 problems.append(Diagnostic(f"argument {p.name}: expected a number or an array of numbers, "
                                            f"got {type(v).__name__}", p.span))
                 continue
+            except OverflowError:
+                problems.append(Diagnostic(f"argument {p.name}: {v!r:.40} is too large for a double", p.span))
+                continue
             if p.type == "channel" and arr.ndim != 0:
                 problems.append(Diagnostic(f"argument {p.name}: a channel parameter takes one channel, not an array",
                                            p.span))

@@ -159,3 +159,11 @@ def test_huge_reduction_is_refused_not_hung():
     mod = tlop.loads("algorithm a(n: int) = sum i in 1 .. n: 1s\n")
     with pytest.raises(TlopError, match="too long for the reference interpreter"):
         mod["a"].evaluate(None, n=2 ** 40)
+
+
+def test_argument_too_large_for_a_double(prof):
+    alg = tlop.load("taulop/bcast")["binomial_bcast"]
+    with pytest.raises(TlopError, match="too large for a double"):
+        alg.evaluate(prof, P=10 ** 400, m=1.0)
+    with pytest.raises(TlopError, match="too large for a double"):
+        alg.compile(prof)(P=10 ** 400, m=1.0)

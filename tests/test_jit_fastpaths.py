@@ -113,6 +113,8 @@ def test_direct_tp_call_wrapper():
     assert ev(16, 1024.0) == want
     with pytest.raises(TlopError, match="P = 1"):
         ev(P=1, m=1.0)
+    bare = object.__new__(type(ev))  # no __init__, no context: the class's __call__ answers
+    assert bare(P=16, m=1024.0) == want
     other = compile_algorithm(tlop.load("taulop/bcast").program, "binomial_bcast", met)
     assert ev(P=16, m=1024.0) == want  # classes are per evaluator: contexts do not mix
     assert other(P=16, m=1024.0) == tlop.load("taulop/bcast")["binomial_bcast"].evaluate(met, P=16, m=1024.0)
@@ -126,3 +128,24 @@ def test_many_tables_and_parameters_fall_back_cleanly():
     ev = compile_algorithm(mod.program, "f", make_profile())
     assert ev() == sum(range(n)) and ev(a3=10.0) == sum(range(n)) + 7
     assert _same(ev.batch(a0=np.array([1.0, 2.0])), [sum(range(n)) + 1, sum(range(n)) + 2])
+
+
+@pytest.mark.parametrize("shift", [0.0, 1.0])
+def test_shared_m_segment_only_for_equal_grids(shift):
+    # o and L on the same m grid (the m search is shared) or on grids differing in one point
+    # (each table searches its own); both must match the interpreter
+    rng = np.random.default_rng(11)
+    m_o = [1.0, 64.0, 512.0, 4096.0, 65536.0, 1e6]
+    m_L = list(m_o)
+    m_L[3] += shift
+    tables = {"o": {"shm": {"m": m_o, "values": [float(v) for v in rng.uniform(1e-7, 1e-5, 6)]}},
+              "L": {"shm": {"m": m_L, "tau": [1.0, 2.0, 4.0],
+                            "values": [[float(v) for v in row] for row in rng.uniform(1e-7, 1e-3, (6, 3))]}}}
+    prof = make_profile(tables=tables)
+    mod = tlop.load("taulop/allgather")
+    ev = compile_algorithm(mod.program, "ring_allgather_node", prof)
+    P = rng.integers(2, 12, 400).astype(float)
+    m = np.concatenate([np.exp(rng.uniform(-1, 15, 390)), m_o, [4096.5, 4097.0, 0.0, 2e6]])
+    want = mod["ring_allgather_node"].evaluate(prof, P=P, m=m)
+    assert _same(ev.batch(P=P, m=m), want)
+    assert all(ev(P=float(p), m=float(x)) == w for p, x, w in zip(P[:50], m[:50], want[:50]))

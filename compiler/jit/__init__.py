@@ -1,8 +1,8 @@
 """LLVM JIT evaluators for the cost IR (llvmlite).
 
 ``compile_algorithm(program, name, profile)`` returns an :class:`Evaluator`: ``ev(**args)``
-prices one point (a native CPython wrapper, ~100 ns), ``ev.batch(**arrays)`` prices a numpy
-broadcast of points in one native loop.  Results agree with the reference interpreter
+prices one point (a native CPython wrapper), ``ev.batch(**arrays)`` prices a numpy broadcast
+of points in one native loop.  Results agree with the reference interpreter
 (:mod:`tlop.interp`) to a few ulps; errors are the interpreter's errors.
 
 Modules: :mod:`~tlop.jit.codegen` (IR → LLVM IR), :mod:`~tlop.jit.tables` (profile tables as

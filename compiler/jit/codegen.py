@@ -60,6 +60,8 @@ _ONE = ir.Constant(F64, 1.0)
 _PROFILE_NODES = (tir.Lookup, tir.Scalar, tir.Transmit, tir.ParComp, tir.Conc, tir.Xmit, tir.Reduce)
 _RANGE_LIMIT = float(2 ** 62)
 BATCH_CALL_ATTRS = ("alwaysinline",)
+#: reuse the m segment of a lookup for the next lookup of a table with the same m grid
+SHARE_M_SEGMENTS = True
 _FN_INTRINSIC = {"ceil": "llvm.ceil", "floor": "llvm.floor", "log2": "llvm.log2", "abs": "llvm.fabs",
                  "sqrt": "llvm.sqrt", "exp": "llvm.exp", "ln": "llvm.log"}
 _CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=="}
@@ -134,6 +136,7 @@ class CodeGen:
         self.scalar_mask = scalar_mask  # bit k: argument k is one value for the whole batch
         self._levels: dict = {}  # id(value) -> (value, loop level), see level()
         self._depth = 0  # enclosing sum/max/min loops
+        self._msegs: dict = {}  # (id(m), m policy) -> (m, slot, m segment, table pointer, block)
         self.alg = alg
         self.layout = layout
         self.channel_args = channel_args
@@ -621,7 +624,24 @@ class CodeGen:
                 b.store(ir.Constant(I8, 0), flag)
             else:
                 flag = ir.Constant(I8.as_pointer(), None)
-            r = b.call(fn, [self._table_ptr(slot), m, tau if tau is not None else _ZERO, flag])
+            ptr = self._table_ptr(slot)
+            # same m, same m policy, a table looked up just before in this block: if its m grid
+            # is this one's (the profile's grid ids, two loads), reuse its m segment — unless
+            # m is invariant in the loop around, where LLVM hoists the search out anyway (and a
+            # shared index would keep what depends on it in the loop)
+            key = (id(m), t.policy.m_below, t.policy.m_beyond)
+            prev = self._msegs.get(key)
+            hint = ir.Constant(I64, -1)
+            if SHARE_M_SEGMENTS and prev is not None and prev[4] is b.block and not self.hoistable(m):
+                if prev[1] == slot:
+                    hint = prev[2]
+                else:
+                    same = self._same_grid(prev[1], slot)
+                    if same is not None:
+                        hint = b.select(same, prev[2], hint) if not isinstance(same, bool) else prev[2]
+            res = b.call(fn, [ptr, m, tau if tau is not None else _ZERO, flag, hint])
+            r = b.extract_value(res, 0)
+            mseg = b.extract_value(res, 1)
             if t.policy.out_of_grid != "allow":
                 outside = b.icmp_unsigned("!=", b.load(flag), ir.Constant(I8, 0))
                 with b.if_then(outside):
@@ -631,11 +651,24 @@ class CodeGen:
                         w = b.gep(self.st, [ir.Constant(I64, 2 + slot)])
                         with b.if_then(b.icmp_signed("==", b.load(w), ir.Constant(I64, 0))):
                             b.store(b.add(self.idx, ir.Constant(I64, 1)), w)
+            self._msegs[key] = (m, slot, mseg, ptr, b.block)
             return r
 
         if e.channel is None:
             return emit(None)
         return self.on_channel(e.channel, env, conc, emit)
+
+    def _same_grid(self, a: int, c: int):
+        """Whether table slots ``a`` and ``c`` have the same m grid: an ``i1`` comparing their
+        grid ids (run-time data), or True/None when the profile is specialised."""
+        lay = self.layout
+        if lay.specialize:
+            return True if lay.grid_ids[a] == lay.grid_ids[c] else None
+        b = self.b
+
+        def gid(slot):
+            return b.load(b.gep(self.scal, [ir.Constant(I64, lay.grid_base + slot)]))
+        return b.fcmp_ordered("==", gid(a), gid(c))
 
     def gen_Scalar(self, e, env, conc):
         b = self.b

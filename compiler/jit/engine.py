@@ -28,7 +28,7 @@ __all__ = ["Engine", "engine", "target_description"]
 #: C-API functions the generated Python call wrappers may reference (see :mod:`tlop.jit.pywrap`)
 _PYAPI = ("PyFloat_FromDouble", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
           "PyDict_GetItem", "PyDict_Size", "PyObject_Call", "PyCapsule_GetPointer",
-          "PyLong_AsDouble", "PyDict_Next")
+          "PyLong_AsDouble", "PyDict_Next", "PyObject_GetAttrString", "Py_DecRef")
 
 
 class Engine:

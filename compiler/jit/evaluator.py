@@ -6,14 +6,17 @@ llvmlite/LLVM versions, triple, CPU, the JIT's own source), and gets native code
 order, the process (an object is loaded into the engine once), the on-disk cache, or the code
 generator.  The resulting :class:`Evaluator`:
 
-* ``ev(P=16, m=1024)`` — a scalar call.  Its ``__call__`` is the native CPython wrapper of
-  :mod:`tlop.jit.pywrap` (≈100 ns); anything that wrapper does not handle goes to
-  :meth:`Evaluator._call_slow`, which binds arguments exactly like the interpreter path
-  (:func:`tlop.binding.bind_arguments`) and raises the same errors.
+* ``ev(P=16, m=1024)`` — a scalar call.  The class's ``tp_call`` (and ``__call__``) is the
+  native CPython wrapper of :mod:`tlop.jit.pywrap`; anything that wrapper does not handle
+  goes to :meth:`Evaluator._call_slow`, which binds arguments exactly like the interpreter
+  path (:func:`tlop.binding.bind_arguments`) and raises the same errors.
 * ``ev.batch(P=array, m=array)`` — numpy broadcasting in Python, then one native loop over the
-  points (split over ``ev.threads`` threads, GIL released).  Argument checks (NaN,
-  integrality, constraints) run natively per point; on a failure the exact message is
-  recovered from :func:`bind_arguments` / the interpreter.
+  points (split over ``ev.threads`` threads, GIL released).  When the broadcast leaves some
+  arguments scalar and the batch is large (``scalar_variant_min``), the loop used is one
+  compiled for those scalars (on first use), so work depending only on them is done once.
+  Argument checks (NaN, integrality, constraints) run natively per point; the loop reports
+  where the first failure can be found and the exact message is recovered from
+  :func:`bind_arguments` / the interpreter.
 
 Channel parameters are specialised: each combination of channel arguments gets its own code
 (compiled on first use); the scalar fast path serves the defaults.  Error messages for
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import threading
 import time
@@ -65,7 +69,7 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "tables.py", "pywrap.py", "evaluator.py"):
+        for name in ("codegen.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
@@ -333,12 +337,14 @@ class Evaluator:
                 raise
             values.append(a)
         try:
-            shape = np.broadcast_shapes(*(a.shape for a in values))
+            shapes = {a.shape for a in values}
+            shapes.discard(())
+            shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(a.shape for a in values))
         except ValueError as err:
             raise TlopError(f"'{self.name}'.batch: arguments do not broadcast together: "
                             + ", ".join(f"{n} {a.shape}" for n, a in zip(self._names, values))) from err
         code = self._code(combo)
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         keep, ptrs, strides = [], [], []
         for a in values:
             if a.size == 1:
@@ -357,19 +363,24 @@ class Evaluator:
         limit = self.scalar_variant_min
         if mask and limit is not None and n >= limit:
             code = self._variant(code, combo, mask)
-        ptr_arr = np.array(ptrs + [0], dtype=np.uintp)
-        stride_arr = np.array(strides + [0], dtype=np.int64)
-        out = np.empty(shape, dtype=np.float64)
+        # one scratch block: argument pointers, strides, then each chunk's status words
+        k = len(ptrs) + 1
         nst = 2 + len(self.layout.tables)
         chunks = self._chunks(n)
-        sts = np.zeros((len(chunks), nst), dtype=np.int64)
-        args = (ptr_arr.ctypes.data, stride_arr.ctypes.data, self._tabs, self._scal, out.ctypes.data)
+        scratch = np.zeros(2 * k + len(chunks) * nst, dtype=np.int64)
+        scratch[:k - 1] = np.array(ptrs, dtype=np.uint64).view(np.int64)
+        scratch[k:2 * k - 1] = strides
+        sts = scratch[2 * k:].reshape(len(chunks), nst)
+        base = scratch.ctypes.data
+        out = np.empty(shape, dtype=np.float64)
+        args = (base, base + 8 * k, self._tabs, self._scal, out.ctypes.data)
+        st0 = base + 16 * k
         if len(chunks) == 1:
-            code.batch(0, n, *args, sts[0].ctypes.data)
+            code.batch(0, n, *args, st0)
         else:
             pool = _pool(len(chunks))
-            futs = [pool.submit(code.batch, lo, hi, *args, sts[k].ctypes.data)
-                    for k, (lo, hi) in enumerate(chunks)]
+            futs = [pool.submit(code.batch, lo, hi, *args, st0 + 8 * nst * j)
+                    for j, (lo, hi) in enumerate(chunks)]
             for f in futs:
                 f.result()
         flat = out.reshape(-1)
@@ -384,7 +395,7 @@ class Evaluator:
                 code = ERR_EVAL if has_eval and i == e0 else ERR_NAN
                 self._batch_failure(code, i, keep, strides, arrays, combo, shape)
         warned = sts[:, 2:]
-        if np.any(warned):
+        if warned.any():
             for slot in range(warned.shape[1]):
                 hits = warned[:, slot][warned[:, slot] > 0]
                 if hits.size:

@@ -50,7 +50,7 @@ HEADER_WORDS = 9
 _W_FALLBACK, _W_TABS, _W_SCAL, _W_FLOAT, _W_INT, _W_NPF64, _W_BATCH, _W_N, _W_NST = range(HEADER_WORDS)
 MAX_PARAMS = 32  # more parameters (or status words) than this: the evaluator uses ctypes
 MAX_STATUS = 256
-PYCALL_SYMBOL = "tlop_pycall_v2"
+PYCALL_SYMBOL = "tlop_pycall_v3"
 _PYCALL_ADDRESSES = None
 _TP_CALL_WORD = 16  # PyTypeObject.tp_call (checked by tp_call_supported)
 _INSTANCE_SLOT_WORD = 2  # the first __slots__ entry of a class derived from object
@@ -132,8 +132,32 @@ def emit_pycall(module: ir.Module, name: str = PYCALL_SYMBOL, via_instance: bool
 
     b = ir.IRBuilder(entry)
     capsule = self_
-    if via_instance:  # the evaluator's first slot (checked by layout_supported)
+    if via_instance:  # the evaluator's first slot (checked by tp_call_supported)
         capsule = b.load(b.gep(b.bitcast(self_, obj.as_pointer()), [ir.Constant(I64, _INSTANCE_SLOT_WORD)]))
+        # an instance made without __init__ has no context: call the class's __call__
+        no_ctx = fn.append_basic_block("no_ctx")
+        have_ctx = fn.append_basic_block("have_ctx")
+        b.cbranch(b.icmp_unsigned("==", capsule, null), no_ctx, have_ctx)
+        b.position_at_end(no_ctx)
+        get_attr = decl("PyObject_GetAttrString", obj, [obj, _PTR])
+        dec_ref = decl("Py_DecRef", ir.VoidType(), [obj])
+        text = bytearray(b"__call__\0")
+        cname = ir.GlobalVariable(module, ir.ArrayType(I8, len(text)), name + "_call_name")
+        cname.global_constant = True
+        cname.linkage = "internal"
+        cname.initializer = ir.Constant(ir.ArrayType(I8, len(text)), text)
+        tp = b.inttoptr(b.load(b.gep(b.bitcast(self_, i64p), [ir.Constant(I64, _OB_TYPE_WORD)])), obj)
+        meth = b.call(get_attr, [tp, b.bitcast(cname, _PTR)])
+        got_meth = fn.append_basic_block("got_call")
+        fail_bb = fn.append_basic_block("no_call")
+        b.cbranch(b.icmp_unsigned("==", meth, null), fail_bb, got_meth)
+        b.position_at_end(fail_bb)
+        b.ret(null)
+        b.position_at_end(got_meth)
+        res = b.call(call, [meth, args, kw])
+        b.call(dec_ref, [meth])
+        b.ret(res)
+        b.position_at_end(have_ctx)
     # the capsule's pointer field is the word after the object header (see layout_supported)
     ctx = b.inttoptr(b.load(b.gep(b.bitcast(capsule, i64p), [ir.Constant(I64, _CAPSULE_POINTER_WORD)])), i64p)
 

@@ -5,7 +5,8 @@ What it does:
 * :class:`ProfileLayout` binds a program to a profile: every (table, channel) and (scalar,
   channel) entry the program can read gets a *slot*; each table slot is marshalled into one
   contiguous float64 block ``[n_m, n_tau, m…, tau…, values…]`` (``n_tau = 0`` for a table over
-  m only; values row-major) and scalars into one float64 array.  The generated code receives
+  m only; values row-major) and scalars into one float64 array (followed by a padding word
+  and each table's m-grid id: tables with equal m grids share an id).  The generated code receives
   these as pointers, so one compiled evaluator serves every profile whose tables have the same
   *structure* (which entries exist, 1-D or 2-D, interpolation policy) — that structure, not the
   measured numbers, is :meth:`ProfileLayout.signature` (part of the cache key).  With
@@ -119,7 +120,14 @@ class ProfileLayout:
                     continue
                 self._sslot[(name, mch)] = len(self.scalar_values)
                 self.scalar_values.append(float(profile.scalar(key, pch)))
-        self.scalars = np.ascontiguousarray(np.asarray(self.scalar_values + [0.0], dtype=np.float64))
+        # after the scalars: each table's m-grid id (the first slot with an equal m grid), so
+        # that generated code can tell in two loads whether two tables share their m search
+        self.grid_ids = []
+        for t in self.tables:
+            same = [u.index for u in self.tables[:t.index] if np.array_equal(u.data.m, t.data.m)]
+            self.grid_ids.append(same[0] if same else t.index)
+        self.grid_base = len(self.scalar_values) + 1
+        self.scalars = np.ascontiguousarray(np.asarray(self.scalar_values + [0.0] + self.grid_ids, dtype=np.float64))
         self._ptrs = None
 
     # ------------------------------------------------------------------ resolution
@@ -256,9 +264,14 @@ def _lerp(b: ir.IRBuilder, x, x0, x1, v0, v1):
     return b.select(b.fcmp_ordered("==", x, x1), v1, r)
 
 
+#: what a lookup returns: the value and the index of its m segment (reusable by the next
+#: lookup of a table with the same m grid at the same m, see ``hint``)
+LOOKUP_RESULT = ir.LiteralStructType([F64, I64])
+
+
 def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
                 hoist_tau: bool = False) -> ir.Function:
-    """``double lookup(double* block, double m, double tau, i8* outside)`` for tables of
+    """``{double, i64} lookup(double* block, double m, double tau, i8* outside, i64 hint)`` for tables of
     ``ndim`` axes under ``policy`` (``tau`` ignored when ``ndim == 1``).  When the policy's
     ``out_of_grid`` is not ``"allow"``, ``*outside`` is set to 1 for a point outside the grid
     (m checked against ``m[0] … m[-1]``, then τ against ``tau[0] … tau[-1]``, NaN inside).
@@ -267,15 +280,18 @@ def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
     both neighbours and its value is selected instead of the (then meaningless) lerp, so the
     body is branch-free after the searches and every load stays inside the block.
     ``hoist_m`` / ``hoist_tau``: search that axis with the hoistable form of
-    :func:`_emit_segment` (the caller knows the argument is loop-invariant)."""
+    :func:`_emit_segment` (the caller knows the argument is loop-invariant).  ``hint >= 0``
+    is the m segment already found by a lookup of a table with the same m grid at the same m
+    under the same m policy (the search is skipped); the result carries this lookup's m
+    segment for the next one."""
     tag = (f"tlop_lookup{ndim}_{policy.m_below[0]}{policy.m_beyond[0]}{policy.tau_beyond[0]}"
            f"{int(policy.nonnegative)}{policy.out_of_grid[0]}_{int(hoist_m)}{int(hoist_tau)}")
     if tag in module.globals:
         return module.globals[tag]
-    fn = ir.Function(module, ir.FunctionType(F64, [F64P, F64, F64, I8.as_pointer()]), tag)
+    fn = ir.Function(module, ir.FunctionType(LOOKUP_RESULT, [F64P, F64, F64, I8.as_pointer(), I64]), tag)
     fn.linkage = "internal"
     fn.attributes.add(LOOKUP_INLINE)
-    blk, m, tau, outside = fn.args
+    blk, m, tau, outside, hint = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     nm = b.fptosi(b.load(blk), I64)
     nt = b.fptosi(b.load(b.gep(blk, [ir.Constant(I64, 1)])), I64)
@@ -306,7 +322,20 @@ def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
         i1 = b.add(i, one)
         return i, b.select(b.icmp_signed(">=", i1, n), i, i1)
 
-    mi, mi1 = neighbours(mg, nm, x, hoist_m)
+    given = b.icmp_signed(">=", hint, ir.Constant(I64, 0))
+    before = b.block
+    search_bb = b.append_basic_block("m_search")
+    found_bb = b.append_basic_block("m_found")
+    b.cbranch(given, found_bb, search_bb)
+    b.position_at_end(search_bb)
+    searched = b.call(_emit_segment(module, hoist_m), [mg, nm, x])
+    b.branch(found_bb)
+    b.position_at_end(found_bb)
+    mi = b.phi(I64, "mi")
+    mi.add_incoming(hint, before)
+    mi.add_incoming(searched, search_bb)
+    mi1 = b.add(mi, one)
+    mi1 = b.select(b.icmp_signed(">=", mi1, nm), mi, mi1)
     m_single = b.icmp_signed("==", nm, one)
     mx0, mx1 = b.load(b.gep(mg, [mi])), b.load(b.gep(mg, [mi1]))
 
@@ -330,5 +359,6 @@ def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
             r = b.select(b.fcmp_ordered(">", tau, t_last), b.fdiv(b.fmul(r, tau), t_last), r)
     if policy.nonnegative:
         r = _np_max(b, r, _const(0.0))
-    b.ret(r)
+    res = b.insert_value(ir.Constant(LOOKUP_RESULT, ir.Undefined), r, 0)
+    b.ret(b.insert_value(res, mi, 1))
     return fn

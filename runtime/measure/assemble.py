@@ -10,7 +10,9 @@ the profile dictionary (the format of :mod:`tlop.runtime.profile_schema`):
   when there is one, else shared memory; every channel's values are in ``fits.plogp``);
 * ``scalars``: ``plogp.L``, ``loggp.L``, ``loggp.o``, ``loggp.g``, ``loggp.G`` under ``"*"``;
 * ``fits``: postal segments and breakpoints per channel, raw (unclamped) τ-Lop values, pLogP and
-  LogGP per channel, max-rate, collective timings, and every point's summary statistics;
+  LogGP per channel, max-rate, collective timings (the library's ``mpi`` choice, ``mpi:<alg>``
+  with the algorithm forced — and the variable that forced it — and the project's ``p2p``
+  versions), and every point's summary statistics;
 * ``metadata``: MPI library and version, launcher, np, placement, environment, timer resolution
   and empty-call cost, date, host, method parameters, and every note and warning (clamped or
   non-monotone values, points skipped or missing).
@@ -185,6 +187,15 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
                                  "os": [row[2] for row in g_rows], "or": [row[3] for row in g_rows],
                                  "L": pl["L"], "L_raw": pl["L_raw"], "rtt0": 2 * o_eager}
             notes += [f"{ch}: {n}" for n in pl["notes"]]
+            # or(m) is the receive of a message that has already arrived: it cannot take longer
+            # than a whole m-byte round trip; where it does, the Recv waited for the message
+            rtt = {m: 2 * t for m, t in pp}
+            slow = [(m, o) for m, _, _, o in g_rows if m in rtt and o > rtt[m]]
+            fits["plogp"][ch]["or_exceeds_rtt"] = [{"m": m, "or": o, "rtt": rtt[m]} for m, o in slow]
+            if slow:
+                warnings.append(f"{ch}: pLogP or(m) exceeds the m-byte round trip at m = "
+                                f"{', '.join(str(int(m)) for m, _ in slow)} (the timed receive waited "
+                                f"for the message: the machine was loaded); kept as measured")
             if any(row[1] <= fit.L_FLOOR for row in g_rows):
                 notes.append(f"{ch}: pLogP g(m) values at or below {fit.L_FLOOR:g} s clamped")
 
@@ -224,10 +235,15 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
         for r in sorted(ch_points.values(), key=lambda r: r["key"]):
             if r["bench"] == "coll":
                 p = r["params"]
-                fits["collectives"].append({"channel": ch, "algorithm": p["alg"], "impl": p["impl"],
-                                            "P": p["P"], "m": p["m"], "median": r["stats"]["median"],
-                                            "min": r["stats"]["min"], "p95": r["stats"]["p95"],
-                                            "n": r["stats"]["n"]})
+                entry = {"channel": ch, "algorithm": p["alg"], "impl": p["impl"],
+                         "P": p["P"], "m": p["m"], "median": r["stats"]["median"],
+                         "min": r["stats"]["min"], "p95": r["stats"]["p95"],
+                         "n": r["stats"]["n"]}
+                if r.get("forced"):
+                    # impl "mpi:<name>": the library's collective with its algorithm forced by
+                    # this variable (and the settings that make the forcing stick)
+                    entry["forced"] = r["forced"]
+                fits["collectives"].append(entry)
 
     # model-wide pLogP / LogGP entries: the network channel if measured, else shared memory
     src_order = [bind["net"]] if "net" in bind else []
@@ -302,8 +318,8 @@ def _metadata(runs, points, complete, missing, notes, warnings) -> dict:
         "timer": last.get("timer"),
         "software": last.get("software"),
         "settings": settings,
-        "runs": [{k: r.get(k) for k in ("role", "date", "launcher", "np", "channels", "env")}
-                 for r in runs],
+        "runs": [{k: r.get(k) for k in ("role", "date", "launcher", "np", "channels", "env",
+                                        "forced_collectives")} for r in runs],
         "complete": bool(complete),
         "missing_points": missing[:50],
         "warnings": warnings,

@@ -16,9 +16,13 @@ algorithms:
 * ``ring_allgather`` — P − 1 steps of sendrecv to r + 1 / from r − 1;
 * ``pairwise_alltoall`` — P − 1 steps exchanging with r ± i.
 
-What it does not do: force the MPI library's algorithm (that needs the library's variables in
-the environment before MPI starts, e.g. ``MPIR_CVAR_BCAST_INTRA_ALGORITHM`` for MPICH; the
-environment is recorded in the metadata), or check results beyond the run itself.
+The library's collectives run as ``impl = "mpi"`` (the library's own choice of algorithm) or
+``impl = "mpi:<algorithm>"`` — the same call in a launch whose environment forces that
+algorithm (:data:`tlop.runtime.measure.plan.FORCED`; e.g. MPICH
+``MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial``).
+
+What it does not do: set the forcing variables (they must be in the environment before
+MPI_Init: the launcher does that, :mod:`.cli`), or check results beyond the run itself.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def collective(comm, alg: str, impl: str, m: int, wtime, segment: int = 8192):
     rblk = message(m, 0)
     buf = message(m, 1 if rank == 0 else 0)
 
-    if impl == "mpi":
+    if impl == "mpi" or impl.startswith("mpi:"):
         bodies = {
             "bcast": lambda: comm.Bcast(buf, root=0),
             "scatter": lambda: comm.Scatter([whole, m, B], rblk, root=0),

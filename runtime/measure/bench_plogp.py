@@ -6,7 +6,12 @@ What it does: returns timed kernels (see :mod:`.engine`) between ranks 0 and 1 o
   answers every message with 0 bytes, so each send starts on an idle channel (Kielmann et al.).
 * :func:`recv_overhead` — or(m): rank 1 busy-waits ``delay`` seconds (longer than a round trip,
   so the message has arrived) and then times ``MPI_Recv``; the sample is rank 1's time
-  (reduce_max with rank 0 contributing zeros); a 0-byte reply closes the iteration.
+  (reduce_max with rank 0 contributing zeros); a 0-byte reply closes the iteration.  The
+  caller picks ``delay`` from a typical round trip (the worker: twice the m-byte round trip of
+  the ping-pong median): nothing here can check that the message had arrived, and a delay far
+  longer than needed only gives the scheduler of a loaded machine time to deschedule a rank,
+  after which the timed Recv includes waiting for the message (the assembler flags or(m)
+  above the round trip).
 * :func:`gap` — g(m): a burst of k back-to-back sends followed by a 0-byte acknowledgement,
   and a burst of 1 likewise, in the same iteration; the sample is (T_k − T_1)/(k − 1), the
   steady-state time per message with the end-to-end latency cancelled.

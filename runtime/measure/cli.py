@@ -5,7 +5,9 @@ What it does: :func:`add_arguments` declares the options on an ``argparse`` pars
 
 * **launcher** (the usual case, run from a shell): relaunches itself under the ``mpiexec``
   beside the interpreter, once per channel — ``shm`` with the MPI defaults and the network
-  channel with the network forced (:func:`.launch.forced_network_env`) — shows progress with an
+  channel with the network forced (:func:`.launch.forced_network_env`) — and, for the
+  collective timings, once more per channel and forced algorithm (``shm:coll1`` …: the
+  environment forces the library's algorithm, :func:`.plan.forced_launches`), shows progress with an
   ETA, and writes the profile after each launch and on Ctrl-C or failure (what was measured is
   kept; ``--resume`` continues it);
 * **direct** (``mpiexec -n 64 tlop measure …`` or ``srun … tlop measure …``): every rank
@@ -31,8 +33,8 @@ from pathlib import Path
 from tlop.diagnostics import TlopError
 
 from . import launch
-from .plan import (BENCHMARKS, Settings, full_settings, parse_benchmarks, plan_channel,
-                   plan_collectives, quick_settings)
+from .plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
+                   parse_benchmarks, plan_channel, plan_collectives, quick_settings)
 from .store import read_records, samples_path
 
 __all__ = ["add_arguments", "run", "main", "settings_from_args"]
@@ -191,15 +193,31 @@ class _Progress:
             self._rich = None
 
 
-def _planned(channels: tuple, settings: Settings, np_: int, net_kind: str) -> dict:
-    """role → the point keys a single-host launch of that role measures (mirrors the worker)."""
-    out = {}
+def _launches(channels: tuple, settings: Settings, np_: int, net_kind: str, family: str,
+              net_env: dict) -> list:
+    """(role, environment, point keys) of every single-host launch, in order (mirrors the worker):
+    ``shm`` and ``net-forced`` measure everything with the library's defaults; ``shm:collK`` and
+    ``net-forced:collK`` time only the library collectives whose algorithm their environment
+    forces (:func:`.plan.forced_launches`)."""
+    out = []
+    forced_env = forced_launches(family, np_) if "coll" in settings.benchmarks and np_ >= 2 else []
+    bases = []
     if "shm" in channels:
-        out["shm"] = plan_channel("shm", settings, np_, np_ // 2) + plan_collectives("shm", settings, np_)
+        bases.append(("shm", "shm", {}))
     if "net" in channels:
-        out["net-forced"] = (plan_channel(net_kind, settings, np_, np_ // 2)
-                             + plan_collectives(net_kind, settings, np_))
-    return {k: {p.key for p in v} for k, v in out.items()}
+        bases.append(("net-forced", net_kind, dict(net_env)))
+    for role, ch, env in bases:
+        user = {c: v["algorithm"] for c, v in forced_in_env({**os.environ, **env}).items()}
+        pts = plan_channel(ch, settings, np_, np_ // 2) + plan_collectives(ch, settings, np_, user)
+        out.append((role, env, {p.key for p in pts}))
+    for role, ch, env in bases:
+        for k, fenv in enumerate(forced_env, 1):
+            e = {**env, **fenv}
+            forced = {c: v["algorithm"] for c, v in forced_in_env({**os.environ, **e}).items()}
+            keys = {p.key for p in plan_collectives(ch, settings, np_, forced, only_forced=True)}
+            if keys:
+                out.append((f"{role}:coll{k}", e, keys))
+    return out
 
 
 def _save(samples: Path, out: Path, name: str, planned: set, quiet: bool):
@@ -251,16 +269,25 @@ def run(args) -> int:
             raise TlopError(f"--net-env {item!r}: expected KEY=VALUE")
         k, v = item.split("=", 1)
         net_env[k] = v
-    planned_by_role = _planned(channels, settings, args.np, args.net_transmission)
-    planned = set().union(*planned_by_role.values()) if planned_by_role else set()
+    launches = _launches(channels, settings, args.np, args.net_transmission, flavor["family"], net_env)
+    planned = set().union(*(keys for _, _, keys in launches)) if launches else set()
     done = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
     progress = _Progress(len(planned - done), args.quiet)
     t0 = time.monotonic()
     wargs = _worker_args(args, settings, out)
     try:
-        for role in planned_by_role:
-            env = net_env if role == "net-forced" else {}
-            launch.run_ranks(args.np, role, wargs, env, mpiexec, settings.point_timeout, progress.event)
+        for role, env, keys in launches:
+            if keys <= done:            # resumed: this launch has nothing left to measure
+                continue
+            try:
+                launch.run_ranks(args.np, role, wargs, env, mpiexec, settings.point_timeout, progress.event)
+            except TlopError as err:
+                if ":coll" not in role:
+                    raise
+                # the library refused a forced algorithm (MPICH can do so inside MPI_Init): keep
+                # the rest of the run, and say so for each point this launch did not measure
+                _skip_rest(samples, keys, role, env, str(err.diagnostics[0].message), progress)
+            done = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
             _save(samples, out, name, planned, args.quiet)
     except KeyboardInterrupt:
         progress.close()
@@ -296,6 +323,22 @@ def run(args) -> int:
 
 
 CUDA_KEY = "host/cuda"
+
+
+def _skip_rest(samples: Path, keys: set, role: str, env: dict, message: str, progress) -> None:
+    """Skip records for the points of a failed forced-algorithm launch that it did not measure."""
+    from .store import SampleStore
+
+    have = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
+    forcing = " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith(("MPIR_CVAR_", "OMPI_MCA_")))
+    first = next((l for l in message.splitlines() if "not usable" in l), message.splitlines()[0] if message else "")
+    with SampleStore(samples) as store:
+        for key in sorted(keys - have):
+            reason = f"launch {role} ({forcing}) failed: {first.strip()[:300]}"
+            channel, _, rest = key.partition("/")
+            store.append({"kind": "skip", "key": key, "bench": "coll", "channel": channel,
+                          "params": dict(x.split("=", 1) for x in rest.split("/")[1:]), "reason": reason})
+            progress.event({"event": "skip", "key": key, "label": key, "reason": reason})
 
 
 def _run_cuda(samples: Path, settings: Settings, quiet: bool) -> None:

@@ -6,7 +6,13 @@ rule, which benchmarks); :func:`quick_settings` and :func:`full_settings` are th
 the collective timings.  A point's ``key`` names it uniquely and stably, which is what ``--resume``
 matches on; its ``label`` is what messages show (``ring on shm at m=1 KiB, τ=2``).
 
-What it does not do: run anything, or know MPI.
+:data:`FORCED` lists, per MPI family, the variable that forces each library collective's
+algorithm and the algorithms forced; :func:`forced_launches` groups them into launches (the
+variables are read at MPI_Init, so each forcing needs its own launch) and :func:`forced_in_env`
+reads back, inside a rank, which collectives its environment forces.  Forced points are
+``impl = "mpi:<algorithm>"``.
+
+What it does not do: run anything, or know MPI beyond these variable names.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Optional
 
 from .stats import Rule
 
-__all__ = ["BENCHMARKS", "DEFAULT_BENCHMARKS", "COLLECTIVES", "Settings", "Point", "quick_settings",
+__all__ = ["FORCED", "FORCED_COMMON", "forced_launches", "forced_in_env", "forced_unusable", "BENCHMARKS", "DEFAULT_BENCHMARKS", "COLLECTIVES", "Settings", "Point", "quick_settings",
            "full_settings", "plan_channel", "plan_collectives", "fmt_bytes", "parse_benchmarks"]
 
 #: every benchmark family ``--bench`` accepts
@@ -31,6 +37,96 @@ COLLECTIVES = (
     ("segmented_chain_bcast", "p2p"), ("binomial_scatter", "p2p"), ("rd_allgather", "p2p"),
     ("ring_allgather", "p2p"), ("pairwise_alltoall", "p2p"),
 )
+
+
+#: per MPI family: library collective → (variable, algorithms forced, value of each algorithm).
+#: MPICH (checked against ``mpivars`` of MPICH 5.0.2): the MPIR-level ``*_INTRA_ALGORITHM`` CVARs;
+#: Open MPI: the ``coll_tuned`` dynamic-rules MCA parameters (algorithm numbers of Open MPI 4/5).
+FORCED = {
+    "mpich": {
+        "bcast": ("MPIR_CVAR_BCAST_INTRA_ALGORITHM",
+                  ("binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather")),
+        "scatter": ("MPIR_CVAR_SCATTER_INTRA_ALGORITHM", ("binomial",)),
+        "allgather": ("MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", ("brucks", "recursive_doubling", "ring")),
+        "alltoall": ("MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM", ("brucks", "pairwise", "scattered")),
+    },
+    "openmpi": {
+        "bcast": ("OMPI_MCA_coll_tuned_bcast_algorithm",
+                  ("binomial", "scatter_allgather", "scatter_allgather_ring")),
+        "scatter": ("OMPI_MCA_coll_tuned_scatter_algorithm", ("binomial",)),
+        "allgather": ("OMPI_MCA_coll_tuned_allgather_algorithm", ("bruck", "recursive_doubling", "ring")),
+        "alltoall": ("OMPI_MCA_coll_tuned_alltoall_algorithm", ("modified_bruck", "pairwise", "linear")),
+    },
+}
+#: the value an algorithm name is given as (MPICH takes the name, Open MPI a number)
+_VALUES = {"openmpi": {"bcast": {"binomial": "6", "scatter_allgather": "8", "scatter_allgather_ring": "9"},
+                       "scatter": {"binomial": "2"},
+                       "allgather": {"bruck": "2", "recursive_doubling": "3", "ring": "4"},
+                       "alltoall": {"linear": "1", "pairwise": "2", "modified_bruck": "3"}}}
+#: set in every forced launch: MPICH lets the device (CH4) override the MPIR algorithm unless
+#: told not to, and silently falls back to its own choice when the forced one cannot run
+#: (``error`` makes that a failure the worker records as a skip); Open MPI reads the
+#: per-collective parameters only with dynamic rules on
+FORCED_COMMON = {
+    "mpich": {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"},
+    "openmpi": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_priority": "100"},
+}
+
+
+#: forced algorithms that only run on a power-of-two number of ranks (MPICH refuses the forcing
+#: already inside MPI_Init otherwise, since its own start-up calls MPI_Allgather)
+NEEDS_POW2 = {("allgather", "recursive_doubling")}
+
+
+def forced_unusable(coll: str, alg: str, nprocs: int) -> Optional[str]:
+    """Why the forced algorithm ``alg`` of ``coll`` cannot run on ``nprocs`` ranks, or None."""
+    if (coll, alg) in NEEDS_POW2 and nprocs & (nprocs - 1):
+        return f"{coll} {alg} needs P a power of two"
+    return None
+
+
+def _value(family: str, coll: str, alg: str) -> str:
+    return _VALUES.get(family, {}).get(coll, {}).get(alg, alg)
+
+
+def forced_launches(family: str, nprocs: int = 2) -> list:
+    """The launches that force the library's algorithms on ``nprocs`` ranks: a list of
+    environments.  Launch k forces the k-th algorithm of every collective that has one (each
+    collective has its own variable, so one launch can force bcast, scatter, allgather and
+    all-to-all at once); algorithms :func:`forced_unusable` on ``nprocs`` ranks are left out."""
+    table = FORCED.get(family)
+    if not table:
+        return []
+    n = max(len(algs) for _, algs in table.values())
+    out = []
+    for k in range(n):
+        env = dict(FORCED_COMMON[family])
+        for coll, (var, algs) in table.items():
+            if k < len(algs) and not forced_unusable(coll, algs[k], nprocs):
+                env[var] = _value(family, coll, algs[k])
+        if len(env) > len(FORCED_COMMON[family]):
+            out.append(env)
+    return out
+
+
+def forced_in_env(environ) -> dict:
+    """collective → {"algorithm", "variable", "value"} for every collective whose algorithm
+    ``environ`` forces (any family; an unknown value is reported by its value)."""
+    out = {}
+    for family, table in FORCED.items():
+        common = FORCED_COMMON[family]
+        if family == "openmpi" and environ.get("OMPI_MCA_coll_tuned_use_dynamic_rules") != "1":
+            continue
+        for coll, (var, algs) in table.items():
+            v = environ.get(var)
+            if v is None or v in ("", "0", "auto", "ignore"):
+                continue
+            names = {_value(family, coll, a): a for a in algs}
+            inv = {val: name for name, val in _VALUES.get(family, {}).get(coll, {}).items()}
+            name = names.get(v) or inv.get(v) or v
+            out[coll] = {"algorithm": name, "variable": var, "value": v,
+                         "with": {k: environ[k] for k in common if k in environ}}
+    return out
 
 
 def fmt_bytes(m: int) -> str:
@@ -157,9 +253,20 @@ def plan_channel(channel: str, settings: Settings, tau_max: int, n_pairs: int = 
     return pts
 
 
-def plan_collectives(channel: str, settings: Settings, nprocs: int) -> list:
-    """Collective timings at P = ``nprocs`` for every algorithm of :data:`COLLECTIVES`."""
+def plan_collectives(channel: str, settings: Settings, nprocs: int, forced: Optional[dict] = None,
+                     only_forced: bool = False) -> list:
+    """Collective timings at P = ``nprocs`` for every algorithm of :data:`COLLECTIVES`.
+    ``forced`` (collective → algorithm name, e.g. from :func:`forced_in_env`) says which library
+    collectives run a forced algorithm in this launch: those points are ``impl = "mpi:<name>"``;
+    with ``only_forced`` nothing else is planned (the launches that exist to force them)."""
     if "coll" not in settings.benchmarks or nprocs < 2:
         return []
-    return [_pt("coll", channel, alg=alg, impl=impl, P=nprocs, m=m)
-            for alg, impl in COLLECTIVES for m in settings.coll_sizes]
+    forced = forced or {}
+    out = []
+    for alg, impl in COLLECTIVES:
+        if impl == "mpi" and alg in forced:
+            impl = f"mpi:{forced[alg]}"
+        elif only_forced:
+            continue
+        out += [_pt("coll", channel, alg=alg, impl=impl, P=nprocs, m=m) for m in settings.coll_sizes]
+    return out

@@ -4,7 +4,9 @@ What it does: :func:`run_worker` finds the topology (which ranks share a node), 
 channels this launch can measure (``role``: ``shm`` — ranks on rank 0's node; ``net-forced``
 — every rank of a single host whose MPI was started with the network forced, e.g. MPICH
 ``MPIR_CVAR_NOLOCAL=1``; ``auto`` — shared memory on rank 0's node and, with two or more
-nodes, the network between the first two nodes, ranks alternating between them), plans the
+nodes, the network between the first two nodes, ranks alternating between them; a role
+``ROLE:collK`` measures only the library collectives whose algorithm the launch's environment
+forces, :func:`.plan.forced_in_env`, as ``impl = "mpi:<algorithm>"``), plans the
 points (:mod:`.plan`), skips those already in the samples file (``--resume``), and runs the
 rest one by one: every rank builds the point's group communicator, the group runs the kernel
 adaptively (:mod:`.engine`), and world rank 0 appends the record to the samples file
@@ -30,7 +32,7 @@ import numpy as np
 
 from . import bench_coll, bench_maxrate, bench_plogp, bench_taulop
 from .engine import Watchdog, adaptive
-from .plan import Point, Settings, plan_channel, plan_collectives
+from .plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
 from .stats import summarize
 from .store import SampleStore, point_record, read_records
 
@@ -205,9 +207,14 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
     wtime = MPI.Wtime
     hosts = world.allgather(MPI.Get_processor_name())
     wanted = channels
-    channels = _channels(role, hosts, net_kind, wanted)
+    # "ROLE:collK" is a launch that only times the library collectives its environment forces
+    base_role, coll_only = role.split(":", 1)[0], ":" in role
+    forced_info = forced_in_env(os.environ)
+    forced = {c: v["algorithm"] for c, v in forced_info.items()}
+    channels = _channels(base_role, hosts, net_kind, wanted)
     meta = _run_metadata(MPI, world, role, hosts, settings,
                          [{"channel": c, "transmission": t, "ranks": list(r)} for c, t, r, _, _ in channels])
+    meta["forced_collectives"] = forced_info
 
     store = None
     done: set = set()
@@ -225,9 +232,10 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
 
     plan = []
     for name, kind, ranks, tau_max, pairs in channels:
-        pts = plan_channel(name, settings, tau_max, pairs)
-        pts += plan_collectives(name, settings, len(ranks) if kind == "shm" or role == "net-forced" else 0)
-        alternating = role == "auto" and kind != "shm"
+        pts = [] if coll_only else plan_channel(name, settings, tau_max, pairs)
+        pts += plan_collectives(name, settings, len(ranks) if kind == "shm" or base_role == "net-forced" else 0,
+                                forced, only_forced=coll_only)
+        alternating = base_role == "auto" and kind != "shm"
         plan += [(p, ranks, kind, alternating) for p in pts]
     todo = [x for x in plan if x[0].key not in done]
     if rank == 0:
@@ -252,7 +260,7 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
         result = None
         skip = None
         if comm is not None:
-            result, skip = _measure(point, comm, settings, wtime, medians)
+            result, skip = _measure(point, comm, settings, wtime, medians, forced_info)
         dog.disarm()
         world.Barrier()
         if rank == 0:
@@ -295,7 +303,7 @@ def _inject_fault(point: Point, rank: int) -> None:
                 time.sleep(1)
 
 
-def _measure(point: Point, comm, settings: Settings, wtime, medians: dict):
+def _measure(point: Point, comm, settings: Settings, wtime, medians: dict, forced_info=None):
     """Run one point on its group; returns ((samples, reason, extra), None) or (None, skip reason)
     (samples only meaningful on group rank 0)."""
     p, b, rule = point.p, point.bench, settings.rule
@@ -312,9 +320,23 @@ def _measure(point: Point, comm, settings: Settings, wtime, medians: dict):
     elif b == "plogp_os":
         kernel = bench_plogp.send_overhead(comm, int(p["m"]), wtime)
     elif b == "plogp_or":
-        probe = bench_taulop.pingpong(comm, int(p["m"]), wtime)(5)
-        delay = comm.bcast(3.0 * float(np.max(probe)) + 5e-6 if comm.Get_rank() == 0 else None, root=0)
+        # the receiver's delay must outlast the message's arrival (ack one way + message one way,
+        # at most one m-byte round trip) and no more: the longer rank 1 spins, the likelier a
+        # loaded machine deschedules a rank and the timed Recv waits for the message.  Hence a
+        # robust typical round trip — the ping-pong median at this m (measured earlier; only
+        # world rank 0 knows it), else the median of a probe — never the maximum of a few trials,
+        # which a single slow round trip inflates tenfold (the cause of or(1..16 B) of 300 µs).
+        m = int(p["m"])
+        half = medians.get(Point("pingpong", point.channel, (("m", m),)).key)
+        half = comm.bcast(half if comm.Get_rank() == 0 else None, root=0)
+        extra["delay_from"] = "pingpong median"
+        if half is None:
+            probe = bench_taulop.pingpong(comm, m, wtime)(25)
+            half = comm.bcast(float(np.median(probe[5:])) if comm.Get_rank() == 0 else None, root=0)
+            extra["delay_from"] = "probe median"
+        delay = 4.0 * half + 5e-6                 # two round trips of m bytes, plus slack
         extra["delay_s"] = delay
+        extra["rtt_s"] = 2.0 * half
         kernel, reduce_max = bench_plogp.recv_overhead(comm, int(p["m"]), wtime, delay), True
     elif b == "plogp_g":
         extra["burst"] = settings.plogp_g_n
@@ -341,6 +363,22 @@ def _measure(point: Point, comm, settings: Settings, wtime, medians: dict):
         extra["segment"] = settings.coll_segment
         kernel, reduce_max = bench_coll.collective(comm, p["alg"], p["impl"], int(p["m"]), wtime,
                                                    settings.coll_segment), True
+        if p["impl"].startswith("mpi:"):
+            info = (forced_info or {}).get(p["alg"], {})
+            extra["forced"] = {"variable": info.get("variable"), "value": info.get("value"),
+                               "with": info.get("with", {})}
+            # a forced algorithm the library cannot run here fails (COLLECTIVE_FALLBACK=error)
+            # on every rank of the call: record that as a skip instead of a crash
+            from mpi4py import MPI
+            try:
+                kernel(1)
+                ok = 1
+            except MPI.Exception as err:
+                ok, why = 0, err.Get_error_string().strip().splitlines()[0][:200]
+            if not comm.allreduce(ok, op=MPI.MIN):
+                return None, (f"the library refused the forced algorithm {p['impl'][4:]} "
+                              f"({info.get('variable')}={info.get('value')})"
+                              + (f": {why}" if not ok else ""))
     else:
         return None, f"unknown benchmark {b}"
     samples, reason = adaptive(comm, kernel, rule, reduce_max, wtime)
