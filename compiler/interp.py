@@ -237,12 +237,9 @@ class Interpreter:
             raise EvalError(f"transmission '{name}' is not defined on channel '{model_channel}'", span)
         pch = self._profile_channel(model_channel, span, f"transmission '{name}'")
         kind = self.profile.transmission_kind(pch)
-        for v in variants:
-            if v.via == kind:
-                return v
-        for v in variants:
-            if v.via is None:
-                return v
+        chosen = self.program.variant_for(name, idx, kind)
+        if chosen is not None:
+            return chosen
         kinds = ", ".join(sorted(str(v.via) for v in variants))
         raise EvalError(
             f"profile channel '{pch}' is a '{kind}' channel but {name}[{model_channel}] "

@@ -399,3 +399,10 @@ class Program:
     def variants(self, name: str, channel: int) -> tuple:
         """The decompositions of transmission ``name`` on channel index ``channel``."""
         return tuple(v for v in self.transmissions.get(name, ()) if v.channel == channel)
+
+    def variant_for(self, name: str, channel: int, kind: str):
+        """The decomposition that applies on a profile channel of transmission ``kind``: the one
+        declared ``via kind``, else the default (no ``via``); None when there is neither."""
+        variants = self.variants(name, channel)
+        return next((v for v in variants if v.via == kind), None) or \
+            next((v for v in variants if v.via is None), None)

@@ -153,13 +153,7 @@ class ProfileLayout:
         kind = self.kind.get(mch)
         if kind is None:
             return None
-        for v in variants:
-            if v.via == kind:
-                return v
-        for v in variants:
-            if v.via is None:
-                return v
-        return None
+        return self.program.variant_for(name, channel, kind)
 
     # ------------------------------------------------------------------ keys and data
     def signature(self) -> str:
