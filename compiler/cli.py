@@ -442,34 +442,28 @@ def build_parser() -> argparse.ArgumentParser:
     convert_taulop.add_arguments(p)
     p.set_defaults(run=convert_taulop.run)
 
-    _add_optional_commands(sub)
+    _add_package_commands(sub)
     return ap
 
 
-def _add_optional_commands(sub):
-    """Subcommands that live in other packages (rules, explain, prove, measure)."""
-    try:
-        from .rules import cli as rules_cli
-    except ImportError:
-        rules_cli = None
-    if rules_cli is not None:
-        p = sub.add_parser("rules", help="list the rewrite rules; --verify proves them with Z3")
-        rules_cli.add_rules_arguments(p)
-        p.set_defaults(run=rules_cli.run_rules)
-        p = sub.add_parser("explain", help="print the derivation of an algorithm's simplified cost")
-        rules_cli.add_explain_arguments(p)
-        p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
-        p = sub.add_parser("prove", help="prove or refute an inequality under the model axioms")
-        rules_cli.add_prove_arguments(p)
-        p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
-    try:
-        from tlop.runtime.measure import cli as measure_cli
-    except ImportError:
-        measure_cli = None
-    if measure_cli is not None:
-        p = sub.add_parser("measure", help="measure a platform profile with MPI benchmarks")
-        measure_cli.add_arguments(p)
-        p.set_defaults(run=measure_cli.run)
+def _add_package_commands(sub):
+    """Subcommands whose arguments and runners live with their packages (rules, measure)."""
+    from tlop.runtime.measure import cli as measure_cli
+
+    from .rules import cli as rules_cli
+
+    p = sub.add_parser("rules", help="list the rewrite rules; --verify proves them with Z3")
+    rules_cli.add_rules_arguments(p)
+    p.set_defaults(run=rules_cli.run_rules)
+    p = sub.add_parser("explain", help="print the derivation of an algorithm's simplified cost")
+    rules_cli.add_explain_arguments(p)
+    p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+    p = sub.add_parser("prove", help="prove or refute an inequality under the model axioms")
+    rules_cli.add_prove_arguments(p)
+    p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
+    p = sub.add_parser("measure", help="measure a platform profile with MPI benchmarks")
+    measure_cli.add_arguments(p)
+    p.set_defaults(run=measure_cli.run)
 
 
 def _version() -> str:
