@@ -114,3 +114,12 @@ def test_strict_claim_refuted_by_zero_tables(capsys):
     assert run_prove(_args(add_prove_arguments, argv), tlop.load) == 1
     out = capsys.readouterr().out
     assert "refuted" in out and "lhs = 0, rhs = 0" in out
+
+
+def test_explain_times_passes_and_dumps_ir(capsys):
+    argv = ["mod.tlop", "summa80", "--time-passes", "--dump-after", "parcomp"]
+    assert run_explain(_args(add_explain_arguments, argv), load) == 0
+    out = capsys.readouterr().out
+    assert out.count("-- pass ") == 3 and "-- IR after parcomp: " in out and "ParComp" not in out.split("-- IR after parcomp")[1].splitlines()[1]
+    with pytest.raises(TlopError, match="no such pass"):
+        run_explain(_args(add_explain_arguments, ["mod.tlop", "summa80", "--dump-after", "nope"]), load)

@@ -89,6 +89,9 @@ def add_explain_arguments(p):
                    help="switch a model-assumption family off (repeatable), e.g. --no A1")
     p.add_argument("--assume", action="append", default=[], help='an assumption such as "P >= 4"')
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
+    p.add_argument("--time-passes", action="store_true", help="print each simplifier pass's time and size")
+    p.add_argument("--dump-after", action="append", default=[], metavar="PASS",
+                   help="print the IR after this pass (fold, parcomp, rewrite, or all; repeatable)")
 
 
 def _algorithm(program, name):
@@ -108,7 +111,21 @@ def run_explain(args, load) -> int:
     types = {p.name: p.type for p in alg.params}
     assume = tuple(parse_condition(a, module, types) for a in args.assume)
     ctx = context_for(program, alg, families=fams, assume=assume)
-    res = PassManager(ctx).run(alg.body)
+    passes = [name for name, _, _ in PassManager.PASSES]
+    for d in args.dump_after:
+        if d != "all" and d not in passes:
+            raise TlopError(f"--dump-after {d}: no such pass; passes: {', '.join(passes)}, or all")
+
+    def dump(name, expr):
+        from ..notation import format_text
+        print(f"-- IR after {name}: {format_text(expr, program)}")
+        print(f"   {expr!r}")
+
+    res = PassManager(ctx, dump=dump, dump_after=args.dump_after).run(alg.body)
+    if args.time_passes:
+        for rec in res.passes:
+            print(f"-- pass {rec.name:8} {rec.seconds * 1000:8.2f} ms  terms {rec.nodes_before} → "
+                  f"{rec.nodes_after}  rewrites {rec.rewrites}")
     print(f"{alg.name}:")
     for line in derivation_lines(res, program, latex=args.latex):
         print(line)
