@@ -19,7 +19,7 @@ from . import ir
 from .diagnostics import Diagnostic, TlopError
 from .units import split_quantity, unit_factor, unit_kind
 
-__all__ = ["bind_arguments", "parse_cli_value"]
+__all__ = ["bind_arguments", "parse_cli_value", "constraint_mask"]
 
 _OPS = {
     "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
@@ -125,3 +125,19 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
     if problems:
         raise TlopError(problems)
     return env
+
+
+def constraint_mask(alg: ir.Algorithm, columns: Mapping[str, Any]) -> np.ndarray:
+    """Which points of a grid (``columns``: parameter -> array) satisfy every declared
+    constraint of ``alg``; parameters absent from ``columns`` take their defaults."""
+    n = max((np.size(v) for v in columns.values()), default=1)
+    ok = np.ones(n, dtype=bool)
+    for p in alg.params:
+        if p.constraint is None:
+            continue
+        value = columns[p.name] if p.name in columns else _eval_const(p.default) if p.default is not None else None
+        if value is None:
+            continue
+        op, bound = p.constraint
+        ok &= np.broadcast_to(_OPS[op](np.asarray(value, dtype=float), _eval_const(bound)), (n,))
+    return ok

@@ -235,6 +235,35 @@ def _parse_range(name: str, text: str, ptype: str, program) -> list:
 MAX_SWEEP_POINTS = 10_000_000
 
 
+def _grid(raw: dict, ptypes: dict, program):
+    """Parameter names, their values, and the grid as columns (one array per parameter)."""
+    axes = {k: _parse_range(k, v, ptypes[k], program) for k, v in raw.items()}
+    names = list(axes)
+    points = math.prod(len(v) for v in axes.values())
+    if points > MAX_SWEEP_POINTS:
+        raise TlopError(f"the grid has {points:,} points; at most {MAX_SWEEP_POINTS:,} "
+                        f"(use the Python API's batch evaluation for more)")
+    grid = list(itertools.product(*(axes[k] for k in names)))
+    columns = {k: np.array([g[i] for g in grid], dtype=float) for i, k in enumerate(names)}
+    return names, axes, grid, columns
+
+
+def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> np.ndarray:
+    """The cost at every grid point; channel arguments are scalars, so each combination of
+    channels is evaluated on its own."""
+    n = len(next(iter(columns.values()))) if columns else 1
+    channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
+    if not channels:
+        return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
+    values = np.empty(n)
+    keys = list(channels)
+    for combo in {tuple(float(channels[k][i]) for k in keys) for i in range(n)}:
+        mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
+        sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
+        values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
+    return values
+
+
 def cmd_sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
@@ -244,27 +273,10 @@ def cmd_sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
-    axes = {k: _parse_range(k, v, ptypes[k], m.program) for k, v in raw.items()}
+    names, axes, grid, columns = _grid(raw, ptypes, m.program)
     swept = [k for k, v in axes.items() if len(v) > 1]
-    names = list(axes)
-    points = math.prod(len(v) for v in axes.values())
-    if points > MAX_SWEEP_POINTS:
-        raise TlopError(f"the grid has {points:,} points; at most {MAX_SWEEP_POINTS:,} "
-                        f"(use the Python API's batch evaluation for more)")
-    grid = list(itertools.product(*(axes[k] for k in names)))
-    columns = {k: np.array([g[i] for g in grid]) for i, k in enumerate(names)}
-    channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
     engine, run = _engine(args, h, prof)
-    if channels:  # channel arguments are scalars: evaluate per channel combination
-        values = np.empty(len(grid))
-        keys = list(channels)
-        combos = {tuple(float(channels[k][i]) for k in keys) for i in range(len(grid))}
-        for combo in combos:
-            mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
-            sub = {k: (v[mask] if k not in channels else float(combo[keys.index(k)])) for k, v in columns.items()}
-            values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
-    else:
-        values = np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (len(grid),)).copy()
+    values = _evaluate_columns(run, h, columns, ptypes)
 
     def label(k, v):
         if ptypes[k] == "channel":
@@ -298,6 +310,94 @@ def cmd_sweep(args) -> int:
     else:
         header = names + ["seconds"]
         rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
+        _print_table(header, rows)
+    return 0
+
+
+def cmd_best(args) -> int:
+    """Which algorithm of a file is cheapest at each point of a grid (polyalgorithm selection)."""
+    from .binding import constraint_mask
+
+    m = _load(args.file)
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
+    names = args.algorithms or m.own_algorithms  # a file groups the algorithms of one operation
+    candidates, skipped = [], []
+    for name in names:
+        h = m[name]
+        missing = [p.name for p in h.params if p.default is None and p.name not in raw]
+        if missing:
+            skipped.append(f"{name} (needs {', '.join(missing)})")
+        elif not h.applies_to(prof):
+            skipped.append(f"{name} (profile '{prof.name}' lacks its tables)")
+        else:
+            candidates.append(h)
+    if not candidates:
+        raise TlopError("no algorithm can be priced on this grid: " + "; ".join(skipped))
+    ptypes: dict = {}
+    for h in candidates:
+        for p in h.params:
+            if ptypes.setdefault(p.name, p.type) != p.type:
+                raise TlopError(f"parameter '{p.name}' is {ptypes[p.name]} in one algorithm and {p.type} in another")
+    for k in raw:
+        if k not in ptypes:
+            raise TlopError(f"no candidate algorithm has a parameter '{k}'")
+    names_, axes, grid, columns = _grid(raw, ptypes, m.program)
+    costs = np.full((len(candidates), len(grid)), np.inf)
+    engine = "interp"
+    for i, h in enumerate(candidates):
+        own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
+        ok = constraint_mask(h.ir, own)
+        if not ok.any():
+            continue
+        engine, run = _engine(args, h, prof)
+        costs[i, ok] = _evaluate_columns(run, h, {k: v[ok] for k, v in own.items()}, ptypes)
+    costs[np.isnan(costs)] = np.inf
+    best = np.argmin(costs, axis=0)
+    best_cost = costs[best, np.arange(len(grid))]
+    second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
+
+    def label(k, v):
+        if ptypes[k] == "channel":
+            return m.program.channels[int(v)]
+        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+
+    def winner(j):
+        return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
+
+    if args.csv:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names_ + ["best", "seconds"] + [h.name for h in candidates])
+        for j, g in enumerate(grid):
+            w.writerow([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
+                       + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]])
+        if args.csv == "-":
+            sys.stdout.write(buf.getvalue())
+        else:
+            with open(args.csv, "w", encoding="utf-8") as f:
+                f.write(buf.getvalue())
+            print(f"wrote {len(grid)} rows to {args.csv}")
+        return 0
+    print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
+    if skipped:
+        print("  not priced: " + "; ".join(skipped))
+    swept = [k for k, v in axes.items() if len(v) > 1]
+    if len(swept) == 2:
+        rk, ck = swept
+        fixed = {k: axes[k][0] for k in names_ if k not in swept}
+        if fixed:
+            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        rows = [[label(rk, r)] + [winner(cell[(r, c)]) for c in axes[ck]] for r in axes[rk]]
+        _print_table(header, rows)
+    else:
+        header = names_ + ["best", "seconds", "next best ×"]
+        rows = [[label(k, v) for k, v in zip(names_, g)]
+                + [winner(j), f"{best_cost[j]:.4e}",
+                   f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                for j, g in enumerate(grid)]
         _print_table(header, rows)
     return 0
 
@@ -427,6 +527,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
+
+    p = sub.add_parser("best", help="which algorithm of a file is cheapest at each point of a grid")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("assignments", nargs="*", metavar="NAME=RANGE", help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 s=8KiB")
+    p.add_argument("--only", dest="algorithms", action="append", metavar="ALG",
+                   help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
+                        "FILE itself declares")
+    p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_best)
 
     p = sub.add_parser("profiles", help="list the bundled platform profiles and their provenance")
     p.set_defaults(run=cmd_profiles)
