@@ -91,6 +91,9 @@ class AlgorithmHandle:
         (broadcast together); the result is a float or an array."""
         prof = as_profile(profile)
         env = self.bind(args)
+        shape = np.broadcast_shapes(*(np.shape(v) for v in env.values()))
+        if 0 in shape:  # an empty grid costs nothing to evaluate
+            return np.zeros(shape)
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
         return _check_result(result, self.name)

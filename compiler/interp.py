@@ -13,7 +13,7 @@ written for clarity and exactness, not speed; it never mutates the IR.
 Rules an engine must reproduce exactly:
 
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
-* a reduction longer than :data:`MAX_TERMS` is an error here (an engine limit, not semantics).
+* a reduction longer than :data:`MAX_TERMS` is an error (an engine limit the JIT shares).
 * with array bounds, a reduction runs from the smallest ``lo`` to the largest ``hi`` and each
   element only counts the indices inside its own range.
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
@@ -34,7 +34,8 @@ from .diagnostics import TlopError
 __all__ = ["Interpreter", "evaluate", "EvalError"]
 
 
-#: the longest reduction the interpreter runs (one Python loop iteration per term)
+#: the longest reduction any engine runs (the JIT checks the same limit, so that no native loop
+#: runs for hours without a way to interrupt it)
 MAX_TERMS = 10_000_000
 
 
@@ -153,8 +154,8 @@ class Interpreter:
             raise EvalError(f"{e.kind} range bounds are not finite ({lo_min} .. {hi_max})", e.span)
         start, stop = int(math.ceil(lo_min)), int(math.floor(hi_max))
         if stop - start + 1 > MAX_TERMS:
-            raise EvalError(f"{e.kind} over {stop - start + 1:,} terms ({start} .. {stop}) is too long for the "
-                            f"reference interpreter (at most {MAX_TERMS:,}); use the JIT engine", e.span)
+            raise EvalError(f"{e.kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
+                            f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", e.span)
         inner = dict(env)
         if e.kind == "sum":
             acc = 0.0

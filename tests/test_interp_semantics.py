@@ -155,10 +155,16 @@ def test_tlop_path_is_searched(tmp_path, monkeypatch):
     assert tlop.load("mine")["one"].evaluate(None) == pytest.approx(1e-6)
 
 
-def test_huge_reduction_is_refused_not_hung():
-    mod = tlop.loads("algorithm a(n: int) = sum i in 1 .. n: 1s\n")
-    with pytest.raises(TlopError, match="too long for the reference interpreter"):
-        mod["a"].evaluate(None, n=2 ** 40)
+def test_huge_reduction_is_refused_not_hung(prof):
+    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm a(n: int, m: bytes) = sum i in 1 .. n: T[shm](m)\n')
+    with pytest.raises(TlopError, match="longer than tlop evaluates"):
+        mod["a"].evaluate(prof, n=2 ** 40, m=1.0)
+    ev = mod["a"].compile(prof)  # the JIT refuses the same range instead of looping for hours
+    with pytest.raises(TlopError, match="longer than tlop evaluates"):
+        ev(n=2 ** 40, m=1.0)
+    with pytest.raises(TlopError, match="longer than tlop evaluates"):
+        ev.batch(n=np.array([3, 2 ** 40]), m=1.0)
+    assert ev(n=10 ** 3, m=1.0) == pytest.approx(mod["a"].evaluate(prof, n=10 ** 3, m=1.0), rel=1e-12)
 
 
 def test_argument_too_large_for_a_double(prof):
@@ -167,3 +173,14 @@ def test_argument_too_large_for_a_double(prof):
         alg.evaluate(prof, P=10 ** 400, m=1.0)
     with pytest.raises(TlopError, match="too large for a double"):
         alg.compile(prof)(P=10 ** 400, m=1.0)
+
+
+def test_engines_agree_on_degenerate_batches(prof):
+    alg = tlop.load("taulop/bcast")["binomial_bcast"]
+    ev = alg.compile(prof)
+    assert alg.evaluate(prof, P=np.array([]), m=1.0).shape == (0,) == ev.batch(P=np.array([]), m=1.0).shape
+    for bad in ({"P": 2 ** 1024, "m": 1.0}, {"P": [2, 4], "m": 1.0, "c": None}):
+        with pytest.raises(TlopError):
+            alg.evaluate(prof, **bad)
+        with pytest.raises(TlopError):
+            ev.batch(**bad)

@@ -47,7 +47,7 @@ from llvmlite import ir
 
 from tlop import ir as tir
 from tlop.diagnostics import TlopError
-from tlop.interp import Interpreter
+from tlop.interp import MAX_TERMS, Interpreter
 
 from .tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup
 
@@ -525,6 +525,11 @@ class CodeGen:
         fabs = _intrinsic(self.module, "llvm.fabs")
         lim = ir.Constant(F64, _RANGE_LIMIT)
         ok = b.and_(b.fcmp_ordered("<", b.call(fabs, [lo]), lim), b.fcmp_ordered("<", b.call(fabs, [hi]), lim))
+        # the interpreter's engine limit: a range of more than MAX_TERMS terms is an error (not
+        # an uninterruptible native loop); the message is re-derived by the interpreter
+        span = b.fsub(b.call(_intrinsic(self.module, "llvm.floor"), [hi]),
+                      b.call(_intrinsic(self.module, "llvm.ceil"), [lo]))
+        ok = b.and_(ok, b.fcmp_ordered("<", span, ir.Constant(F64, float(MAX_TERMS))))
         if e.kind != "sum":
             ok = b.and_(ok, b.fcmp_unordered(">=", hi, lo))
         neutral = {"sum": _ZERO, "max": ir.Constant(F64, -math.inf), "min": ir.Constant(F64, math.inf)}[e.kind]

@@ -311,6 +311,8 @@ class Evaluator:
         combo = {}
         values = []
         for info in self._infos:
+            if arrays.get(info.name, 0) is None:  # an explicit None is not "left out"
+                bind_arguments(self.program, self.alg, arrays)  # raises the standard message
             v = arrays.get(info.name, None)
             if info.channel:
                 if v is None:
@@ -332,7 +334,7 @@ class Evaluator:
                 v = info.default
             try:
                 a = np.asarray(v, dtype=np.float64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 bind_arguments(self.program, self.alg, arrays)
                 raise
             values.append(a)
