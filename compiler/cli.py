@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import math
+import os
 import sys
 import warnings
 from typing import Sequence
@@ -606,12 +607,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tlop: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output went away (tlop ... | head)
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (so the exit flush does not complain)
+        except OSError:
+            pass
+        return 0
     except OSError as e:  # a file the user named cannot be read or written
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
         print(f"tlop: error: {e.strerror or e}{where}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
