@@ -285,18 +285,9 @@ def cmd_sweep(args) -> int:
         return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
 
     if args.csv:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names + ["seconds"])
-        for g, val in zip(grid, values):
-            w.writerow([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
-                       + [repr(float(val))])
-        if args.csv == "-":
-            sys.stdout.write(buf.getvalue())
-        else:
-            with open(args.csv, "w", encoding="utf-8") as f:
-                f.write(buf.getvalue())
-            print(f"wrote {len(grid)} rows to {args.csv}")
+        _write_csv(args.csv, names + ["seconds"],
+                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
+                    + [repr(float(val))] for g, val in zip(grid, values)))
         return 0
     print(f"{h.name} on {prof.name} ({engine}), seconds")
     if len(swept) == 2:
@@ -367,18 +358,10 @@ def cmd_best(args) -> int:
         return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
 
     if args.csv:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names_ + ["best", "seconds"] + [h.name for h in candidates])
-        for j, g in enumerate(grid):
-            w.writerow([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
-                       + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]])
-        if args.csv == "-":
-            sys.stdout.write(buf.getvalue())
-        else:
-            with open(args.csv, "w", encoding="utf-8") as f:
-                f.write(buf.getvalue())
-            print(f"wrote {len(grid)} rows to {args.csv}")
+        _write_csv(args.csv, names_ + ["best", "seconds"] + [h.name for h in candidates],
+                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
+                    + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
+                    for j, g in enumerate(grid)))
         return 0
     print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
     if skipped:
@@ -401,6 +384,23 @@ def cmd_best(args) -> int:
                 for j, g in enumerate(grid)]
         _print_table(header, rows)
     return 0
+
+
+def _write_csv(target: str, header: list, rows) -> None:
+    """Write rows as CSV to the file ``target``, or to standard output for ``-``."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    n = 0
+    for row in rows:
+        w.writerow(row)
+        n += 1
+    if target == "-":
+        sys.stdout.write(buf.getvalue())
+        return
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(buf.getvalue())
+    print(f"wrote {n} rows to {target}")
 
 
 def _csv_number(v) -> str:
