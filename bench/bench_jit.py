@@ -40,8 +40,8 @@ import timeit
 import numpy as np
 
 import tlop
-from tlop.jit import compile_algorithm
-from tlop.jit import evaluator as jit_evaluator
+from tlop.backends.jit import compile_algorithm
+from tlop.backends.jit import evaluator as jit_evaluator
 from tlop.runtime.profile import profile_from_dict
 
 S_SEG = 8192.0
@@ -200,7 +200,7 @@ def c_impl(lib, name, blocks):
 
 
 def block(t):
-    from tlop.jit.tables import TableSlot
+    from tlop.backends.jit.tables import TableSlot
     return TableSlot(0, t.name, t.channel, t).block
 
 
@@ -299,7 +299,7 @@ def machine() -> str:
     except OSError:
         pass
     import llvmlite
-    from tlop.jit.engine import engine
+    from tlop.backends.jit.engine import engine
     e = engine()
     return (f"{cpu} ({os.cpu_count()} cores, LLVM target {e.cpu}), {platform.system()} {platform.release()}, "
             f"Python {platform.python_version()}, numpy {np.__version__}, llvmlite {llvmlite.__version__}")
@@ -328,8 +328,8 @@ def main(argv=None):
 
     # compile latency: cold (empty cache, nothing loaded) and disk-cache hit
     os.environ["TLOP_CACHE_DIR"] = os.path.join(tmp, "cache")
-    from tlop.jit.engine import engine
-    from tlop.jit.pywrap import pycall_address
+    from tlop.backends.jit.engine import engine
+    from tlop.backends.jit.pywrap import pycall_address
     t = time.perf_counter()
     engine()
     t_engine = time.perf_counter() - t

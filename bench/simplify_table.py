@@ -13,9 +13,9 @@ import time
 
 import tlop
 from tlop import ir
-from tlop.interp import Interpreter
-from tlop.loader import stdlib_modules
-from tlop.prove import simplify_validated
+from tlop.backends.interp import Interpreter
+from tlop.frontend.loader import stdlib_modules
+from tlop.analysis.prove import simplify_validated
 
 VALUES = {"int": 16.0, "bytes": 65536.0, "time": 1e-6, "real": 2.0, "channel": 0.0}
 

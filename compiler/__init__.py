@@ -7,12 +7,33 @@ Write an algorithm's cost in a ``.tlop`` file (τ-Lop, LogGP, pLogP, postal, max
     alg.evaluate(tlop.default_profile(), P=16, m=2**20)
 
 See the documentation (docs/) for the language, the models and the platform profiles.
+
+The package's folders are the pipeline: :mod:`tlop.frontend` (parse, check, lower),
+:mod:`tlop.ir` (the typed cost IR and the passes that define its meaning once),
+:mod:`tlop.analysis` (rules proved with Z3, simplifier, proofs), :mod:`tlop.backends`
+(interpreter, LLVM JIT, printers), :mod:`tlop.cli`; :mod:`tlop.runtime` (profiles, units,
+errors, measurement) does not depend on any of them.  Names are imported lazily, so that
+``import tlop`` and the command line start fast.
 """
 
 __version__ = "0.1.0"
 
-from .api import AlgorithmHandle, Module, load, loads  # noqa: E402
-from .diagnostics import TlopError  # noqa: E402
+_LAZY = {
+    "load": ("tlop.api", "load"), "loads": ("tlop.api", "loads"), "Module": ("tlop.api", "Module"),
+    "AlgorithmHandle": ("tlop.api", "AlgorithmHandle"),
+    "TlopError": ("tlop.runtime.diagnostics", "TlopError"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(mod), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tlop' has no attribute {name!r}")
 
 
 def load_profile(name_or_path):

@@ -13,26 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from . import ir
-from .binding import bind_arguments
-from .diagnostics import TlopError
-from .elaborate import Elaborated, elaborate
-from .interp import Interpreter
-from .limits import deep
-from .loader import load_tree, resolve_path
+from tlop import ir
+from tlop.runtime.profile import as_profile
+from tlop.backends.binding import bind_arguments
+from tlop.runtime.diagnostics import TlopError
+from tlop.frontend.elaborate import Elaborated, elaborate
+from tlop.backends.interp import Interpreter
+from tlop.frontend.limits import deep
+from tlop.frontend.loader import load_tree, resolve_path
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
-
-
-def as_profile(profile):
-    """A Profile from a Profile, a bundled name, a path, or None (the default profile)."""
-    from tlop.runtime.profile import default_profile, load_profile
-
-    if profile is None:
-        return default_profile()
-    if isinstance(profile, (str, Path)):
-        return load_profile(str(profile))
-    return profile
 
 
 class AlgorithmHandle:
@@ -56,7 +46,7 @@ class AlgorithmHandle:
         return self.ir.params
 
     def bind(self, args: dict, strings: bool = False) -> dict:
-        """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.binding`."""
+        """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.backends.binding`."""
         return bind_arguments(self.module.program, self.ir, args, strings=strings)
 
     def requirements(self) -> dict:
@@ -99,8 +89,8 @@ class AlgorithmHandle:
         return _check_result(result, self.name)
 
     def compile(self, profile=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.jit`)."""
-        from .jit import compile_algorithm
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`)."""
+        from tlop.backends.jit import compile_algorithm
 
         return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)
 
@@ -110,7 +100,7 @@ class AlgorithmHandle:
 
     def _repr_latex_(self):
         try:
-            from .notation import format_latex
+            from tlop.backends.notation import format_latex
         except ImportError:
             return None
         return "$" + format_latex(self.ir.body, self.module.program) + "$"

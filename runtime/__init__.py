@@ -5,7 +5,7 @@ rest (``TableData``, ``save_profile``, ``profile_from_dict`` …) and docs/profi
 file format.
 """
 
-from .profile import (Profile, ProfileError, bundled_profiles, default_profile,  # noqa: F401
+from tlop.runtime.profile import (Profile, ProfileError, bundled_profiles, default_profile,  # noqa: F401
                       load_profile)
 
 __all__ = ["Profile", "ProfileError", "load_profile", "default_profile", "bundled_profiles"]

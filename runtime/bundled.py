@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
-from .convert_taulop import convert_taulop
-from .profile import Profile, _bundled_dir, save_profile
+from tlop.runtime.convert_taulop import convert_taulop
+from tlop.runtime.profile import Profile, _bundled_dir, save_profile
 
 __all__ = ["BUNDLED", "raw_dir", "build", "regenerate", "stale", "main"]
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from tlop.diagnostics import Diagnostic, Source, Span, TlopError
+from tlop.runtime.diagnostics import Diagnostic, Source, Span, TlopError
 
-from .errors import ProfileError
-from .profile import Profile, profile_from_dict, save_profile
+from tlop.runtime.errors import ProfileError
+from tlop.runtime.profile import Profile, profile_from_dict, save_profile
 
 __all__ = ["TaulopTable", "CHANNEL_FILES", "parse_taulop_text", "read_taulop_file",
            "convert_taulop", "convert_directory", "add_arguments", "run", "main"]

@@ -5,13 +5,13 @@ What it does: defines the three user-facing conditions a platform profile can ra
 :class:`OutOfGridError` (a lookup outside the measured grid when the profile's policy is
 ``"out_of_grid": "error"``) and :class:`OutOfGridWarning` (the same with ``"warn"``).
 
-What it does not do: render anything — both errors are :class:`tlop.diagnostics.TlopError`, so
+What it does not do: render anything — both errors are :class:`tlop.runtime.diagnostics.TlopError`, so
 the CLI prints them like every other tlop error.
 """
 
 from __future__ import annotations
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["ProfileError", "OutOfGridError", "OutOfGridWarning"]
 

@@ -47,7 +47,7 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import ProfileError
+from tlop.runtime.errors import ProfileError
 
 __all__ = [
     "Interpolation", "M_RULES", "TAU_RULES", "OUT_OF_GRID_MODES",

@@ -32,13 +32,13 @@ from typing import Mapping, Optional, Union
 
 import numpy as np
 
-from . import jsonfmt
-from .errors import OutOfGridError, OutOfGridWarning, ProfileError
-from .interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
-from .profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
+from tlop.runtime import jsonfmt
+from tlop.runtime.errors import OutOfGridError, OutOfGridWarning, ProfileError
+from tlop.runtime.interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
+from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
                              is_channel_name, parse_json, validate)
 
-__all__ = [
+__all__ = ["as_profile", 
     "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
     "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
     "profile_from_dict", "DEFAULT_PROFILE",
@@ -363,3 +363,12 @@ def _file_mode(path: Path) -> int:
 def default_profile() -> Profile:
     """The bundled profile used when none is given (``metropolis``)."""
     return load_profile(DEFAULT_PROFILE)
+
+
+def as_profile(profile):
+    """A Profile from a Profile, a bundled name, a path, or None (the default profile)."""
+    if profile is None:
+        return default_profile()
+    if isinstance(profile, (str, os.PathLike)):
+        return load_profile(str(profile))
+    return profile

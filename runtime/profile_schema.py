@@ -25,10 +25,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from tlop.diagnostics import Diagnostic, Source, Span
+from tlop.runtime.diagnostics import Diagnostic, Source, Span
 
-from .errors import ProfileError
-from .interpolation import Interpolation, _CHOICES
+from tlop.runtime.errors import ProfileError
+from tlop.runtime.interpolation import Interpolation, _CHOICES
 
 __all__ = [
     "FORMAT_VERSION", "TRANSMISSION_KINDS", "ANY_CHANNEL", "ValidatedProfile", "RawTable",

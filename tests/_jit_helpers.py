@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from tlop.diagnostics import TlopError
-from tlop.interp import Interpreter
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.interp import Interpreter
 from tlop.runtime.profile import profile_from_dict
 
 REL = 1e-12

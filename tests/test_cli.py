@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tlop.cli import main
+from tlop.cli.main import main
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"
 

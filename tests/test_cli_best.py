@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.cli import main
+from tlop.cli.main import main
 
 
 def run_csv(argv, capsys):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tlop.cli import main
+from tlop.cli.main import main
 
 GOLDEN = Path(__file__).parent / "golden" / "diagnostics"
 CASES = sorted(p for p in GOLDEN.glob("*.tlop") if not p.name.startswith("import_cycle_b"))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.cli import main
+from tlop.cli.main import main
 
 from conftest import PLOGP_G0, PLOGP_G1, PLOGP_L, synthetic_profile
 

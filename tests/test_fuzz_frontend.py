@@ -7,8 +7,8 @@ Inputs are generated from the grammar's vocabulary and mutated from stdlib sourc
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tlop
-from tlop.diagnostics import TlopError
-from tlop.loader import resolve_path, stdlib_modules
+from tlop.runtime.diagnostics import TlopError
+from tlop.frontend.loader import resolve_path, stdlib_modules
 
 SOURCES = [resolve_path(n).read_text() for n in stdlib_modules()]
 TOKENS = ["model", "import", "channel", "table", "param", "transmission", "def", "algorithm", "via",

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tlop import ast as A
-from tlop.diagnostics import TlopError
-from tlop.parse import parse_text
+from tlop.frontend import ast as A
+from tlop.runtime.diagnostics import TlopError
+from tlop.frontend.parse import parse_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

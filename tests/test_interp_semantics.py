@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
 from conftest import synthetic_profile
 

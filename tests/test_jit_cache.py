@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 import tlop
-from tlop.jit import cache, compile_algorithm, evaluator
+from tlop.backends.jit import cache, compile_algorithm, evaluator
 
 
 def _fresh_module(tag: float):
@@ -85,7 +85,7 @@ def test_concurrent_processes_share_one_entry(cache_dir):
     tag = uuid.uuid4().int % 10**9
     script = textwrap.dedent(f"""
         import tlop
-        from tlop.jit import compile_algorithm
+        from tlop.backends.jit import compile_algorithm
         mod = tlop.loads('''
         import "taulop/platform.tlop"
         algorithm a(P: int >= 1, m: bytes) = {tag} + (P - 1) * T[shm](m)

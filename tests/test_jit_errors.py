@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.diagnostics import TlopError
-from tlop.jit import compile_algorithm
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.jit import compile_algorithm
 from tlop.runtime.errors import OutOfGridWarning
 
 from _jit_helpers import make_profile, taulop_tables
@@ -25,7 +25,7 @@ def ev(bcast):
 
 
 def test_native_fast_path_installed(ev):
-    from tlop.jit.pywrap import layout_supported
+    from tlop.backends.jit.pywrap import layout_supported
     if layout_supported():
         assert type(type(ev).__call__).__name__ == "builtin_function_or_method"
     assert ev(P=16, m=1024) == pytest.approx(ev(P=16.0, m=np.float64(1024.0)), rel=0, abs=0)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.diagnostics import TlopError
-from tlop.jit import compile_algorithm
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.jit import compile_algorithm
 
 from _jit_helpers import interp_point, make_profile
 
@@ -99,7 +99,7 @@ def test_power_of_two_shortcut_is_exact():
 
 
 def test_direct_tp_call_wrapper():
-    from tlop.jit import pywrap
+    from tlop.backends.jit import pywrap
     met = tlop.load_profile("metropolis")
     mod = tlop.load("taulop/allgather")
     ev = compile_algorithm(mod.program, "ring_allgather_node", met)

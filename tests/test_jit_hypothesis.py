@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tlop import ir
-from tlop.binding import bind_arguments
-from tlop.diagnostics import TlopError
-from tlop.jit import compile_algorithm
+from tlop.backends.binding import bind_arguments
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.jit import compile_algorithm
 
 from _jit_helpers import agree, interp_point, jit_point, make_profile, taulop_tables
 

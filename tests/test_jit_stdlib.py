@@ -6,9 +6,9 @@ import pytest
 
 import tlop
 from tlop import ir
-from tlop.binding import bind_arguments
-from tlop.diagnostics import TlopError
-from tlop.jit import compile_algorithm
+from tlop.backends.binding import bind_arguments
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.jit import compile_algorithm
 
 from _jit_helpers import agree, interp_point, jit_point, make_profile
 

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.measure import cli
 from tlop.runtime.measure.launch import forced_network_env, under_mpi
 from tlop.runtime.measure.plan import Point, plan_channel, quick_settings

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.measure.assemble import assemble, build_and_save
 from tlop.runtime.measure.plan import Point, plan_channel, quick_settings
 from tlop.runtime.measure.stats import summarize

@@ -1,7 +1,7 @@
 """Paper notation in text and LaTeX."""
 
 from tlop import ir
-from tlop.notation import Formula, format_latex, format_text
+from tlop.backends.notation import Formula, format_latex, format_text
 
 from _tlop_fixtures_rules import B, N, V, pc, program, xm
 

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.errors import OutOfGridError
 from tlop.runtime.profile import (ChannelInfo, OutOfGridWarning, ProfileError, TableData,
                                   profile_from_dict)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.profile import ProfileError, load_profile, profile_from_dict
 
 TAU = [1, 2, 4, 8]

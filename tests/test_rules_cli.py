@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import pytest
 
 import tlop
-from tlop.claims import parse_claim
-from tlop.diagnostics import TlopError
-from tlop.rules.cli import add_explain_arguments, add_prove_arguments, run_explain, run_prove
+from tlop.frontend.claims import parse_claim
+from tlop.runtime.diagnostics import TlopError
+from tlop.cli.rules import add_explain_arguments, add_prove_arguments, run_explain, run_prove
 
 SOURCE = """
 channel c0

@@ -6,9 +6,9 @@ import argparse
 import pytest
 
 from tlop import ir
-from tlop.prove import condition_needed, verify_rule
-from tlop.rules import RULES, Rule
-from tlop.rules.cli import add_rules_arguments, run_rules
+from tlop.analysis.prove import condition_needed, verify_rule
+from tlop.analysis.rules import RULES, Rule
+from tlop.cli.rules import add_rules_arguments, run_rules
 
 N, V = ir.Num, ir.Var
 

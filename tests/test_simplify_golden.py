@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from tlop import ir
-from tlop.notation import format_text
-from tlop.prove import validate, simplify_validated
-from tlop.simplify import DEFAULT_FAMILIES, simplify
+from tlop.backends.notation import format_text
+from tlop.analysis.prove import validate, simplify_validated
+from tlop.analysis.simplify import DEFAULT_FAMILIES, simplify
 
 from _tlop_fixtures_rules import B, N, V, pc, program, xm
 

@@ -6,8 +6,8 @@ import math
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tlop import ir
-from tlop.interp import Interpreter
-from tlop.simplify import DEFAULT_FAMILIES, simplify
+from tlop.backends.interp import Interpreter
+from tlop.analysis.simplify import DEFAULT_FAMILIES, simplify
 
 from _tlop_fixtures_rules import B, FakeProfile, N, V, program
 

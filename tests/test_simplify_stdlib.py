@@ -4,8 +4,8 @@ proved equal to the original (no fallback)."""
 import pytest
 
 import tlop
-from tlop.loader import stdlib_modules
-from tlop.prove import simplify_validated
+from tlop.frontend.loader import stdlib_modules
+from tlop.analysis.prove import simplify_validated
 
 MODULES = stdlib_modules()
 

@@ -3,10 +3,10 @@
 import pytest
 
 import tlop
-from tlop import ast as A
-from tlop.loader import resolve_path, stdlib_modules
-from tlop.parse import parse_text
-from tlop.unparse import unparse
+from tlop.frontend import ast as A
+from tlop.frontend.loader import resolve_path, stdlib_modules
+from tlop.frontend.parse import parse_text
+from tlop.frontend.unparse import unparse
 
 MODULES = stdlib_modules()
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import tlop
-from tlop.loader import stdlib_modules
+from tlop.frontend.loader import stdlib_modules
 from tlop.runtime.profile import bundled_profiles
 
 PROFILES = sorted(bundled_profiles())

@@ -11,9 +11,9 @@ class TlopStdlib(Directive):
 
     def run(self):
         import tlop
-        from tlop.cli import _signature
-        from tlop.loader import stdlib_modules
-        from tlop.notation import format_text
+        from tlop.cli.main import _signature
+        from tlop.frontend.loader import stdlib_modules
+        from tlop.backends.notation import format_text
 
         out = []
         for name in stdlib_modules():

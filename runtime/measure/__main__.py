@@ -3,6 +3,6 @@
 
 import sys
 
-from .cli import main
+from tlop.runtime.measure.cli import main
 
 sys.exit(main())

@@ -32,10 +32,10 @@ from typing import Optional
 
 import numpy as np
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
-from . import fit
-from .store import read_records
+from tlop.runtime.measure import fit
+from tlop.runtime.measure.store import read_records
 
 __all__ = ["assemble", "build_and_save", "INTERPOLATION"]
 
@@ -267,7 +267,7 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
 
     cuda = [r for r in records if r.get("kind") == "cuda"]
     if cuda:
-        from .bench_cuda import fit_copies
+        from tlop.runtime.measure.bench_cuda import fit_copies
         fits["cuda"] = fit_copies(cuda)
 
     done = set(points) | set(skips) | {r["key"] for r in cuda}

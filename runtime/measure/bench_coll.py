@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .buffers import message
+from tlop.runtime.measure.buffers import message
 
 __all__ = ["collective", "supported"]
 

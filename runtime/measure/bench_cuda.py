@@ -19,8 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from .fit import postal_fit
-from .stats import Rule, stop_reason, summarize
+from tlop.runtime.measure.fit import postal_fit
+from tlop.runtime.measure.stats import Rule, stop_reason, summarize
 
 __all__ = ["probe", "measure", "fit_copies"]
 

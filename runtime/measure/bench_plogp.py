@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .buffers import message
-from .engine import busy_wait
+from tlop.runtime.measure.buffers import message
+from tlop.runtime.measure.engine import busy_wait
 
 __all__ = ["send_overhead", "recv_overhead", "gap", "prtt"]
 

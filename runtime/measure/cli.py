@@ -30,12 +30,12 @@ import sys
 import time
 from pathlib import Path
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
-from . import launch
-from .plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
+from tlop.runtime.measure import launch
+from tlop.runtime.measure.plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
                    parse_benchmarks, plan_channel, plan_collectives, quick_settings)
-from .store import read_records, samples_path
+from tlop.runtime.measure.store import read_records, samples_path
 
 __all__ = ["add_arguments", "run", "main", "settings_from_args"]
 
@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _parse_sizes(text: str) -> tuple:
-    from tlop.units import split_quantity, unit_factor, unit_kind
+    from tlop.runtime.units import split_quantity, unit_factor, unit_kind
 
     out = []
     for item in text.split(","):
@@ -221,7 +221,7 @@ def _launches(channels: tuple, settings: Settings, np_: int, net_kind: str, fami
 
 
 def _save(samples: Path, out: Path, name: str, planned: set, quiet: bool):
-    from .assemble import build_and_save
+    from tlop.runtime.measure.assemble import build_and_save
 
     if not any(r.get("kind") == "point" for r in read_records(samples)):
         return None
@@ -242,7 +242,7 @@ def run(args) -> int:
     name = args.name or socket.gethostname().split(".")[0] or "localhost"
 
     if args.worker:
-        from .worker import run_worker
+        from tlop.runtime.measure.worker import run_worker
         run_worker(samples, args.worker, settings, resume=True, events=args.events,
                    net_kind=args.net_transmission)
         return 0
@@ -327,7 +327,7 @@ CUDA_KEY = "host/cuda"
 
 def _skip_rest(samples: Path, keys: set, role: str, env: dict, message: str, progress) -> None:
     """Skip records for the points of a failed forced-algorithm launch that it did not measure."""
-    from .store import SampleStore
+    from tlop.runtime.measure.store import SampleStore
 
     have = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
     forcing = " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith(("MPIR_CVAR_", "OMPI_MCA_")))
@@ -343,8 +343,8 @@ def _skip_rest(samples: Path, keys: set, role: str, env: dict, message: str, pro
 
 def _run_cuda(samples: Path, settings: Settings, quiet: bool) -> None:
     """The CUDA copy benchmark in this process (no MPI needed), or a skip record saying why not."""
-    from . import bench_cuda
-    from .store import SampleStore, compact
+    from tlop.runtime.measure import bench_cuda
+    from tlop.runtime.measure.store import SampleStore, compact
 
     if any(r.get("key") == CUDA_KEY for r in read_records(samples)):   # measured or skipped
         return
@@ -365,7 +365,7 @@ def _run_direct(args, settings, channels, samples, out, name) -> int:
     """Every rank of an existing MPI job measures; rank 0 writes the profile."""
     from mpi4py import MPI
 
-    from .worker import run_worker
+    from tlop.runtime.measure.worker import run_worker
 
     world = MPI.COMM_WORLD
     if world.Get_size() < 2:

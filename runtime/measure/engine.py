@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from .stats import Rule, stop_reason
+from tlop.runtime.measure.stats import Rule, stop_reason
 
 __all__ = ["adaptive", "Watchdog", "busy_wait"]
 

@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
-from .worker import EVENT_PREFIX
+from tlop.runtime.measure.worker import EVENT_PREFIX
 
 __all__ = ["find_mpiexec", "under_mpi", "mpi_flavor", "forced_network_env", "run_ranks"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from .stats import Rule
+from tlop.runtime.measure.stats import Rule
 
 __all__ = ["FORCED", "FORCED_COMMON", "forced_launches", "forced_in_env", "forced_unusable", "BENCHMARKS", "DEFAULT_BENCHMARKS", "COLLECTIVES", "Settings", "Point", "quick_settings",
            "full_settings", "plan_channel", "plan_collectives", "fmt_bytes", "parse_benchmarks"]
@@ -140,7 +140,7 @@ def parse_benchmarks(text: str) -> tuple:
     names = tuple(x.strip() for x in text.split(",") if x.strip())
     bad = [x for x in names if x not in BENCHMARKS]
     if bad or not names:
-        from tlop.diagnostics import TlopError
+        from tlop.runtime.diagnostics import TlopError
         raise TlopError(f"--bench {text!r}: unknown benchmark {', '.join(bad) or '(none)'}; "
                         f"choose from {', '.join(BENCHMARKS)}")
     return names

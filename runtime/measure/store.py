@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Optional
 
-from tlop.diagnostics import TlopError
+from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["samples_path", "SampleStore", "read_records", "compact"]
 

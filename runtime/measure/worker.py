@@ -30,11 +30,11 @@ import time
 
 import numpy as np
 
-from . import bench_coll, bench_maxrate, bench_plogp, bench_taulop
-from .engine import Watchdog, adaptive
-from .plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
-from .stats import summarize
-from .store import SampleStore, point_record, read_records
+from tlop.runtime.measure import bench_coll, bench_maxrate, bench_plogp, bench_taulop
+from tlop.runtime.measure.engine import Watchdog, adaptive
+from tlop.runtime.measure.plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
+from tlop.runtime.measure.stats import summarize
+from tlop.runtime.measure.store import SampleStore, point_record, read_records
 
 __all__ = ["run_worker", "EVENT_PREFIX", "ENV_PREFIXES"]
 

@@ -1,0 +1,391 @@
+"""Proofs with Z3: rule verification, translation validation, and inequalities between costs.
+
+What it does:
+
+* :func:`verify_rule` proves a rewrite rule sound: ``unsat(pre ∧ facts ∧ ¬(lhs = rhs))`` with
+  the rule's pattern variables as Z3 constants of their sort (``any`` variables as
+  uninterpreted functions of the concurrency factor) and only the model axioms the rule
+  declares.  Rules over sums are proved by induction on their declared variable: a domain
+  obligation (the side conditions imply ``n ≥ base``), a base case (every sum empty) and a step
+  (each sum at ``n+1`` is its value at ``n`` plus the new term), as separate obligations.
+  Computed rules are proved on each declared instance.  ``unknown`` is a failure.
+  :func:`condition_needed` drops one side condition and expects a counterexample.
+* :func:`validate` (translation validation) proves a simplified expression equal to the
+  original under the axioms of the families used: symbolically (sums with symbolic bounds
+  abstracted), and if that is not decided, for bounded parameters by unrolling every sum to at
+  most ``bound`` terms.  A failure carries a counterexample.
+* :func:`prove_relation` proves or refutes ``lhs rel rhs`` under assumptions.
+
+What it does not do: choose rules or simplify (:mod:`tlop.analysis.simplify`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import z3
+
+from tlop import ir
+from tlop.analysis.rules.core import Rule, match, MatchContext, PVAR
+from tlop.analysis.smt import CostVar, Encoder, ModelAxioms, z3_value
+
+__all__ = ["Outcome", "verify_rule", "condition_needed", "validate", "prove_relation", "Counterexample"]
+
+
+@dataclass
+class Counterexample:
+    """Values of the variables and of both sides where a claim fails."""
+    values: dict
+    lhs: Optional[float] = None
+    rhs: Optional[float] = None
+    functions: dict = field(default_factory=dict)
+
+    def render(self) -> str:
+        parts = [f"{k} = {_fmt(v)}" for k, v in sorted(self.values.items())]
+        out = "counterexample: " + (", ".join(parts) if parts else "(no variables)")
+        if self.lhs is not None or self.rhs is not None:
+            out += f"\n  lhs = {_fmt(self.lhs)}, rhs = {_fmt(self.rhs)}"
+        for k, v in sorted(self.functions.items()):
+            out += f"\n  {k} = {v}"
+        return out
+
+
+def _fmt(v):
+    if v is None:
+        return "?"
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return str(v)
+
+
+@dataclass
+class Outcome:
+    """The result of a proof: ``status`` is ``proved``, ``refuted`` or ``unknown``."""
+    status: str
+    seconds: float = 0.0
+    counterexample: Optional[Counterexample] = None
+    obligations: list = field(default_factory=list)  # (name, status, seconds)
+    mode: str = "symbolic"
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "proved"
+
+
+def _check(facts, goal, timeout_ms):
+    """Prove ``facts → goal``: returns (status, model)."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*facts)
+    s.add(z3.Not(goal))
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", None
+    if r == z3.sat:
+        return "refuted", s.model()
+    return "unknown", None
+
+
+def _val(model, t):
+    try:
+        v = model.eval(t, model_completion=True)
+        return z3_value(v)
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- rules
+
+def _axioms_of(rule: Rule) -> ModelAxioms:
+    return ModelAxioms(linearity="linearity" in rule.axioms, a1="A1" in rule.axioms)
+
+
+def _rule_env(rule: Rule, enc: Encoder):
+    """Z3 values for the pattern variables, and the facts their sorts give."""
+    env, facts, shown = {}, [], {}
+    idx = {r.var for r in ir.walk(rule.lhs) if isinstance(r, ir.Reduce)}
+    for name, sort in rule.vars.items():
+        plain = name[1:]
+        if sort == "any":
+            deps = [i for i in idx if name.endswith("_" + i)]
+            env[name] = CostVar(enc.func("cost_" + plain, 1 + len(deps)), tuple(deps))
+        elif sort == "int":
+            v = z3.Int(plain)
+            env[name] = z3.ToReal(v)
+            shown[plain] = env[name]
+        else:
+            v = z3.Real(plain)
+            env[name] = v
+            shown[plain] = v
+    return env, facts, shown
+
+
+def _counterexample(model, shown, lhs, rhs, enc) -> Counterexample:
+    vals = {k: _val(model, t) for k, t in shown.items()}
+    funcs = {}
+    for d in model.decls():
+        if d.arity() > 0 and (d.name().startswith("cost_") or d.name().startswith("xmit_")
+                              or d.name().startswith("tbl_")):
+            funcs[d.name()] = str(model[d])[:200]
+    return Counterexample(vals, _val(model, lhs), _val(model, rhs), funcs)
+
+
+def verify_rule(rule: Rule, timeout_ms: int = 10000, drop: Optional[int] = None) -> Outcome:
+    """Prove ``rule`` (optionally without its condition number ``drop``)."""
+    t0 = time.perf_counter()
+    if rule.compute is not None:
+        out = _verify_computed(rule, timeout_ms)
+    elif rule.induction is not None:
+        out = _verify_induction(rule, timeout_ms, drop)
+    else:
+        out = _verify_plain(rule, timeout_ms, drop)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _conds(rule, drop):
+    return [c for i, c in enumerate(rule.conditions) if i != drop]
+
+
+def _verify_plain(rule, timeout_ms, drop):
+    enc = Encoder(None, axioms=_axioms_of(rule), tables=rule.tables)
+    env, facts, shown = _rule_env(rule, enc)
+    lhs = enc.encode(rule.lhs, env)
+    rhs = enc.encode(rule.rhs, env)
+    pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
+    status, model = _check(facts + pre + enc.all_facts(), lhs == rhs, timeout_ms)
+    cex = _counterexample(model, shown, lhs, rhs, enc) if model is not None else None
+    return Outcome(status, counterexample=cex, obligations=[("equality", status)])
+
+
+def _verify_induction(rule, timeout_ms, drop):
+    var, base_e = rule.induction
+    obligations = []
+    cex = None
+
+    def run(name, build):
+        nonlocal cex
+        enc = Encoder(None, axioms=_axioms_of(rule), tables=rule.tables)
+        env, facts, shown = _rule_env(rule, enc)
+        hyps, goal, lhs, rhs = build(enc, env)
+        status, model = _check(facts + hyps + enc.all_facts(), goal, timeout_ms)
+        obligations.append((name, status))
+        if model is not None and cex is None:
+            cex = _counterexample(model, shown, lhs, rhs, enc)
+        return status
+
+    def domain(enc, env):
+        pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
+        n = env[var]
+        return pre, n >= enc.encode(base_e, env), None, None
+
+    def base(enc, env):
+        b = enc.encode(base_e, env)
+        env = dict(env)
+        env[var] = b
+        empties = []
+
+        def hook(enc_, e, env_, conc, lo, hi):
+            empties.append(hi < lo)
+            return z3.RealVal(0)
+        enc.reduce_hook = hook
+        lhs = enc.encode(rule.lhs, env)
+        rhs = enc.encode(rule.rhs, env)
+        enc.reduce_hook = None
+        pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
+        return pre, z3.And(lhs == rhs, *empties), lhs, rhs
+
+    def step(enc, env):
+        n = env[var]
+        b = enc.encode(base_e, env)
+        sums: dict = {}
+        side = []
+
+        def hook_n(enc_, e, env_, conc, lo, hi):
+            key = (e, str(conc))
+            if key not in sums:
+                sums[key] = (z3.Real(f"S{len(sums)}"), lo, hi)
+            return sums[key][0]
+
+        def hook_n1(enc_, e, env_, conc, lo, hi):
+            key = (e, str(conc))
+            if key not in sums:
+                return None
+            s_n, lo_n, hi_n = sums[key]
+            side.append(z3.And(lo == lo_n, hi == hi_n + 1, hi_n >= lo_n - 1))
+            return s_n + enc_.body_fn(e, env_, conc)(hi)
+
+        env_n1 = dict(env)
+        env_n1[var] = n + 1
+        enc.reduce_hook = hook_n
+        lhs_n = enc.encode(rule.lhs, env)
+        rhs_n = enc.encode(rule.rhs, env)
+        pre_n = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
+        enc.reduce_hook = hook_n1
+        lhs1 = enc.encode(rule.lhs, env_n1)
+        rhs1 = enc.encode(rule.rhs, env_n1)
+        enc.reduce_hook = None
+        pre_n1 = [enc.encode(c, env_n1) != 0 for c in _conds(rule, drop)]
+        ih = z3.Implies(z3.And(*pre_n) if pre_n else z3.BoolVal(True), lhs_n == rhs_n)
+        hyps = [n >= b, ih] + pre_n1
+        return hyps, z3.And(lhs1 == rhs1, *side), lhs1, rhs1
+
+    statuses = [run("domain", domain), run("base", base), run("step", step)]
+    if all(s == "proved" for s in statuses):
+        status = "proved"
+    elif any(s == "unknown" for s in statuses):
+        status = "unknown"
+    else:
+        # a failing induction step is not a refutation of the rule itself: confirm with a
+        # concrete counterexample search (unrolled sums)
+        status = _refute_bounded(rule, timeout_ms, drop)
+        if status != "refuted":
+            cex = None
+    return Outcome(status, counterexample=cex, obligations=obligations, mode="induction")
+
+
+def _refute_bounded(rule, timeout_ms, drop) -> str:
+    enc = Encoder(None, axioms=_axioms_of(rule), tables=rule.tables, sum_mode="bounded", bound=6)
+    env, facts, shown = _rule_env(rule, enc)
+    lhs = enc.encode(rule.lhs, env)
+    rhs = enc.encode(rule.rhs, env)
+    pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
+    status, _ = _check(facts + pre + enc.all_facts() + enc.assumptions, lhs == rhs, timeout_ms)
+    return "refuted" if status == "refuted" else "unknown"
+
+
+def _verify_computed(rule, timeout_ms):
+    from tlop.analysis.rules.catalogue import INSTANCE_PROGRAM
+    from tlop.analysis.simplify import Context, DEFAULT_FAMILIES
+    obligations = []
+    status = "proved"
+    cex = None
+    for inst in rule.instances:
+        fv = sorted(ir.free_vars(inst))
+        facts = tuple(ir.Bin(">=", ir.Var(v), ir.Num(1)) for v in fv)
+        ctx = Context(INSTANCE_PROGRAM, facts=facts, families=DEFAULT_FAMILIES)
+        b = match(rule, rule.lhs, inst, {}, MatchContext(INSTANCE_PROGRAM))
+        new = rule.compute(b, ctx) if b is not None else None
+        if new is None:
+            obligations.append((f"instance {len(obligations) + 1}: rule did not apply", "unknown"))
+            status = "unknown"
+            continue
+        res = validate(inst, new, INSTANCE_PROGRAM, assume=facts, axioms=_axioms_of(rule),
+                       timeout_ms=timeout_ms)
+        obligations.append((f"instance {len(obligations) + 1}", res.status))
+        if res.status != "proved":
+            status = res.status if status == "proved" else status
+            cex = cex or res.counterexample
+    return Outcome(status, counterexample=cex, obligations=obligations, mode="instances")
+
+
+def condition_needed(rule: Rule, index: int, timeout_ms: int = 10000) -> Outcome:
+    """Verify ``rule`` without its side condition ``index``: a needed condition gives
+    ``refuted`` with a counterexample."""
+    return verify_rule(rule, timeout_ms, drop=index)
+
+
+# ----------------------------------------------------------------------------- translation validation
+
+def _int_vars_of(program, algorithm) -> set:
+    out = set()
+    if algorithm is not None:
+        for p in algorithm.params:
+            if p.type in ("int", "channel", "count", "nat"):
+                out.add(p.name)
+    return out
+
+
+def validate(original: ir.Expr, simplified: ir.Expr, program: Optional[ir.Program] = None, *,
+             assume=(), int_vars=(), axioms: ModelAxioms = ModelAxioms(), bound: int = 64,
+             timeout_ms: int = 20000) -> Outcome:
+    """Prove ``original = simplified`` under ``assume`` (IR conditions) and ``axioms``:
+    symbolically first, then for sums of at most ``bound`` terms by unrolling."""
+    t0 = time.perf_counter()
+    tried = []
+    for mode in ("abstract", "bounded"):
+        enc = Encoder(program, axioms=axioms, int_vars=int_vars, sum_mode=mode, bound=bound)
+        try:
+            a = enc.encode(original)
+            b = enc.encode(simplified)
+            pre = [enc.encode(f) != 0 for f in assume]
+        except Exception as err:  # an unencodable construct: report as unknown
+            tried.append((mode, "unknown"))
+            return Outcome("unknown", time.perf_counter() - t0, obligations=tried, mode=mode, detail=str(err))
+        status, model = _check(pre + enc.all_facts() + enc.assumptions, a == b, timeout_ms)
+        tried.append((mode, status))
+        if status == "proved":
+            return Outcome("proved", time.perf_counter() - t0, obligations=tried,
+                           mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
+        if status == "refuted" and mode == "bounded":
+            shown = {k: v for k, v in enc.vars.items()}
+            cex = _counterexample(model, shown, a, b, enc)
+            return Outcome("refuted", time.perf_counter() - t0, counterexample=cex, obligations=tried, mode=mode)
+    return Outcome(tried[-1][1] if tried[-1][1] != "refuted" else "unknown", time.perf_counter() - t0,
+                   obligations=tried, mode="bounded")
+
+
+# ----------------------------------------------------------------------------- inequalities
+
+_RELS = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b,
+         ">": lambda a, b: a > b, "==": lambda a, b: a == b, "=": lambda a, b: a == b,
+         "!=": lambda a, b: a != b}
+
+
+def prove_relation(lhs: ir.Expr, rel: str, rhs: ir.Expr, program: Optional[ir.Program] = None, *,
+                   assume=(), int_vars=(), axioms: ModelAxioms = ModelAxioms(), bound: int = 64,
+                   timeout_ms: int = 30000) -> Outcome:
+    """Prove ``lhs rel rhs`` for every value of the free variables satisfying ``assume``; on
+    refutation the outcome carries a counterexample.  Sums with symbolic bounds are unrolled to
+    ``bound`` terms (the result then holds where no sum is longer)."""
+    t0 = time.perf_counter()
+    if rel not in _RELS:
+        from tlop.runtime.diagnostics import TlopError
+        raise TlopError(f"unknown relation '{rel}'; use one of <=, <, >=, >, ==, !=")
+    last = None
+    for mode in ("abstract", "bounded"):
+        enc = Encoder(program, axioms=axioms, int_vars=int_vars, sum_mode=mode, bound=bound)
+        a = enc.encode(lhs)
+        b = enc.encode(rhs)
+        pre = [enc.encode(f) != 0 for f in assume]
+        status, model = _check(pre + enc.all_facts() + enc.assumptions, _RELS[rel](a, b), timeout_ms)
+        last = (status, model, enc, a, b, mode)
+        if status == "proved":
+            return Outcome("proved", time.perf_counter() - t0,
+                           mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
+    status, model, enc, a, b, mode = last
+    cex = _counterexample(model, dict(enc.vars), a, b, enc) if model is not None else None
+    return Outcome(status, time.perf_counter() - t0, counterexample=cex, mode=mode)
+
+
+# ----------------------------------------------------------------------------- compile with --verify
+
+@dataclass
+class Validated:
+    """The expression to use, the simplifier's result and the validation outcome.  ``expr`` is
+    the simplified expression when validation proved it, else the original (the fallback)."""
+    expr: ir.Expr
+    result: object
+    outcome: Outcome
+    fell_back: bool
+
+
+def simplify_validated(program: ir.Program, algorithm: ir.Algorithm, *, families=None, assume=(),
+                       bound: int = 64, timeout_ms: int = 20000) -> Validated:
+    """Simplify ``algorithm``'s body and prove the result equal to the original (translation
+    validation); on failure (refuted or unknown) fall back to the unsimplified body."""
+    from tlop.analysis.simplify import DEFAULT_FAMILIES, context_for, PassManager
+    fams = DEFAULT_FAMILIES if families is None else frozenset(families)
+    ctx = context_for(program, algorithm, families=fams, assume=assume)
+    res = PassManager(ctx).run(algorithm.body)
+    if res.expr == algorithm.body:
+        return Validated(res.expr, res, Outcome("proved", mode="unchanged"), False)
+    out = validate(algorithm.body, res.expr, program, assume=ctx.facts, int_vars=ctx.int_vars,
+                   axioms=ModelAxioms(linearity="linearity" in fams, a1="A1" in fams), bound=bound,
+                   timeout_ms=timeout_ms)
+    if out.ok:
+        return Validated(res.expr, res, out, False)
+    return Validated(algorithm.body, res, out, True)

@@ -1,0 +1,573 @@
+"""The Z3 meaning of cost IR: one function from IR expressions to Z3 real terms.
+
+What it does: :class:`Encoder` maps an IR expression (evaluated under a concurrency factor,
+exactly as :mod:`tlop.backends.interp` does) to a Z3 ``Real`` term and collects, on the side, the facts
+that make the uninterpreted parts sound:
+
+* **tables** are uninterpreted functions ``tbl_<name>(channel, args…)``; their declared axioms
+  are added as ground instances over the applications that occur: non-negative; monotone in
+  τ; ``L(m,τ) ≤ L(m,A·τ) ≤ A·L(m,τ)`` for A ≥ 1 (for pairs whose τ values are numerals, so
+  the fact stays linear).  With the *linearity* family on, a transfer table with a τ slot is
+  encoded as ``m · unit(τ)`` — exactly ``L(A·m, τ) = A·L(m, τ)``.
+* **transmissions** ``A ‖ T^c(m)`` are uninterpreted functions ``T(c, m, conc)`` (the notation
+  keeps them whole), non-negative and monotone in the concurrency; with *A1* on, additive in the
+  size for a fixed concurrency (ground instances over pairs of occurring applications).
+* **parallel compositions** are encoded exactly as the interpreter evaluates them: lock-step
+  phases, A2 within a channel (sizes sorted — directly when they are numerals, by a case split
+  over the orderings otherwise, up to five items), A3 (max) across channels.
+* ``floor`` is exact (``to_int``), ``ceil x = −floor(−x)``; ``x^k`` for a small integer numeral
+  ``k`` is a product; ``2^x`` and ``log2`` are uninterpreted functions with sound ground facts
+  (``2^0 = 1``, ``2^(t+1) = 2·2^t`` for integer t, positivity, monotonicity, ``log2(2^t) = t``,
+  ``2^(log2 x) = x`` for x > 0); other powers, ``sqrt``, ``exp`` and ``ln`` are uninterpreted
+  (with positivity facts).  Every fact is true of the real function, so a proof is sound.
+* **reductions** with numeral bounds are unrolled (up to :data:`UNROLL_LIMIT` terms); with
+  symbolic bounds they are either unrolled to ``bound`` terms under the recorded assumption that
+  the range is no longer (``sum_mode="bounded"``), abstracted as an uninterpreted function of
+  their bounds and free variables (``"abstract"``), or supplied by the caller (``"hook"``, used
+  by the induction proofs of :mod:`tlop.analysis.prove`).
+
+What it does not do: decide anything (that is :mod:`tlop.analysis.prove`), or know about rewrite rules.
+Integer-typed variables are Z3 ``Int`` constants converted to reals; everything else is real.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import z3
+
+from tlop import ir
+from tlop.runtime.diagnostics import TlopError
+
+__all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "CostVar", "z3_value"]
+
+#: reductions with numeral bounds are unrolled up to this many terms, else abstracted
+UNROLL_LIMIT = 512
+
+
+@dataclass(frozen=True)
+class ModelAxioms:
+    """Which model-assumption families the encoding may rely on."""
+    linearity: bool = True   # L(A·m, τ) = A·L(m, τ) for transfer tables
+    a1: bool = True          # A‖T(m1) + A‖T(m2) = A‖T(m1 + m2)
+
+    def names(self) -> tuple:
+        out = ["nonneg", "monotone-tau", "conc-bound"]
+        if self.linearity:
+            out.append("linearity")
+        if self.a1:
+            out.append("A1")
+        return tuple(out) + ("A2", "A3")
+
+
+@dataclass
+class CostVar:
+    """A schematic cost term (a pattern variable standing for any sub-expression): its value is
+    an uninterpreted function of the concurrency factor."""
+    fn: z3.FuncDeclRef
+    deps: tuple = ()   # names of reduction indices the term may depend on
+
+    def at(self, conc, env=None):
+        args = [env[d] for d in self.deps] if self.deps else []
+        return self.fn(*args, conc)
+
+
+def z3_value(v) -> float:
+    """A Z3 numeral (rational or algebraic) as a Python float."""
+    if z3.is_int_value(v):
+        return float(v.as_long())
+    if z3.is_rational_value(v):
+        return float(v.numerator_as_long()) / float(v.denominator_as_long())
+    if z3.is_algebraic_value(v):
+        return float(v.approx(20).as_fraction())
+    return float(str(v))
+
+
+def _num(e: z3.ArithRef):
+    """The Python Fraction-ish value of a simplified numeral term, or None."""
+    s = z3.simplify(e)
+    if z3.is_rational_value(s):
+        return s.numerator_as_long() / s.denominator_as_long() if s.denominator_as_long() != 1 \
+            else s.numerator_as_long()
+    if z3.is_int_value(s):
+        return s.as_long()
+    return None
+
+
+R = z3.RealSort()
+
+
+class Encoder:
+    """Encodes IR of one program into Z3; one instance per proof obligation (it accumulates
+    facts).  ``int_vars`` names the variables of integer type; ``tables`` adds schematic table
+    signatures (rules use names like ``?L``) to the program's."""
+
+    def __init__(self, program: Optional[ir.Program] = None, *, axioms: ModelAxioms = ModelAxioms(),
+                 int_vars=(), tables: Optional[dict] = None, sum_mode: str = "abstract",
+                 bound: int = 64, reduce_hook: Optional[Callable] = None, prefix: str = ""):
+        self.program = program
+        self.axioms = axioms
+        self.int_vars = set(int_vars)
+        self.tables = dict(program.tables) if program is not None else {}
+        if tables:
+            self.tables.update(tables)
+        self.sum_mode = sum_mode
+        self.bound = bound
+        self.reduce_hook = reduce_hook
+        self.prefix = prefix
+        self.facts: list = []            # side facts (definitions and axiom instances)
+        self.assumptions: list = []      # conditions the result relies on (bounded unrolling)
+        self.vars: dict = {}             # name -> z3 const (free variables met)
+        self._funcs: dict = {}
+        self._table_apps: dict = {}      # (table, channel-key) -> list of (args, term)
+        self._xmit_apps: dict = {}       # (name, channel) -> list of (size, conc, term)
+        self._pow2: dict = {}            # str(arg) -> (arg, term, is_int)
+        self._log2: dict = {}
+        self._fresh = 0
+        self._abstract: dict = {}
+
+    # ------------------------------------------------------------------ variables and functions
+    def var(self, name: str):
+        """The Z3 real term of free variable ``name`` (an Int converted to Real if integer)."""
+        if name not in self.vars:
+            if name in self.int_vars:
+                self.vars[name] = z3.ToReal(z3.Int(self.prefix + name))
+            else:
+                self.vars[name] = z3.Real(self.prefix + name)
+        return self.vars[name]
+
+    def func(self, name: str, arity: int):
+        key = (name, arity)
+        if key not in self._funcs:
+            self._funcs[key] = z3.Function(self.prefix + name, *([R] * arity), R)
+        return self._funcs[key]
+
+    def fresh(self, hint: str, integer=False):
+        self._fresh += 1
+        n = f"{self.prefix}{hint}!{self._fresh}"
+        return z3.ToReal(z3.Int(n)) if integer else z3.Real(n)
+
+    def cost_var(self, name: str) -> CostVar:
+        return CostVar(self.func("cost_" + name, 1))
+
+    # ------------------------------------------------------------------ entry points
+    def encode(self, e: ir.Expr, env: Optional[dict] = None, conc=None):
+        """The Z3 term of ``e`` under the concurrency factor ``conc`` (default 1).  ``env`` maps
+        names to Z3 terms or :class:`CostVar`; unknown names become free variables."""
+        return self._e(e, dict(env or {}), z3.RealVal(1) if conc is None else conc)
+
+    def all_facts(self) -> list:
+        """The collected side facts plus every ground axiom instance (call once, at the end)."""
+        out = list(self.facts)
+        out += self._table_axioms()
+        out += self._xmit_axioms()
+        out += self._pow_log_axioms()
+        return out
+
+    # ------------------------------------------------------------------ core
+    def _e(self, e, env, conc):
+        m = getattr(self, "_e_" + type(e).__name__, None)
+        if m is None:
+            raise TlopError(f"cannot encode {type(e).__name__} for Z3", getattr(e, "span", None))
+        return m(e, env, conc)
+
+    def _e_Num(self, e, env, conc):
+        v = e.value
+        if float(v).is_integer():
+            return z3.RealVal(int(v))
+        return z3.RealVal(repr(float(v))) if abs(v) > 1e-300 else z3.RealVal(0)
+
+    def _e_Var(self, e, env, conc):
+        if e.name in env:
+            v = env[e.name]
+            if isinstance(v, CostVar):
+                return v.at(conc, env)
+            return v
+        return self.var(e.name)
+
+    def _e_Neg(self, e, env, conc):
+        return -self._e(e.operand, env, conc)
+
+    def _e_Not(self, e, env, conc):
+        return z3.If(self._e(e.operand, env, conc) == 0, z3.RealVal(1), z3.RealVal(0))
+
+    def _bool(self, t):
+        return t != 0
+
+    def _e_Bin(self, e, env, conc):
+        a = self._e(e.lhs, env, conc)
+        b = self._e(e.rhs, env, conc)
+        op = e.op
+        one, zero = z3.RealVal(1), z3.RealVal(0)
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return a / b
+        if op == "%":
+            return a - b * self._floor(a / b)
+        if op == "^":
+            return self._pow(e, a, b)
+        if op in ("<", "<=", ">", ">=", "==", "!="):
+            c = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[op]
+            return z3.If(c, one, zero)
+        if op == "and":
+            return z3.If(z3.And(a != 0, b != 0), one, zero)
+        if op == "or":
+            return z3.If(z3.Or(a != 0, b != 0), one, zero)
+        raise TlopError(f"cannot encode operator '{op}'", e.span)
+
+    def _floor(self, x):
+        return z3.ToReal(z3.ToInt(x))
+
+    def _pow(self, e, a, b):
+        kb = _num(b)
+        ka = _num(a)
+        if kb is not None and float(kb).is_integer() and abs(kb) <= 16:
+            k = int(kb)
+            out = z3.RealVal(1)
+            for _ in range(abs(k)):
+                out = out * a
+            return out if k >= 0 else 1 / out
+        if ka == 2:
+            return self.pow2(b)
+        f = self.func("pow", 2)
+        t = f(a, b)
+        self.facts.append(z3.Implies(a > 0, t > 0))
+        return t
+
+    def pow2(self, x):
+        """``2^x`` as an uninterpreted function with ground facts (see the module docstring)."""
+        key = str(z3.simplify(x))
+        if key not in self._pow2:
+            t = self.func("pow2", 1)(x)
+            self._pow2[key] = (x, t)
+        return self._pow2[key][1]
+
+    def log2(self, x):
+        key = str(z3.simplify(x))
+        if key not in self._log2:
+            t = self.func("log2", 1)(x)
+            self._log2[key] = (x, t)
+        return self._log2[key][1]
+
+    def _e_Fn(self, e, env, conc):
+        args = [self._e(a, env, conc) for a in e.args]
+        n = e.name
+        if n == "floor":
+            return self._floor(args[0])
+        if n == "ceil":
+            return -self._floor(-args[0])
+        if n == "abs":
+            return z3.If(args[0] >= 0, args[0], -args[0])
+        if n in ("min", "max"):
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if n == "min" else z3.If(a > out, a, out)
+            return out
+        if n == "log2":
+            return self.log2(args[0])
+        if n == "sqrt":
+            t = self.func("sqrt", 1)(args[0])
+            self.facts.append(z3.Implies(args[0] >= 0, z3.And(t >= 0, t * t == args[0])))
+            return t
+        if n == "exp":
+            t = self.func("exp", 1)(args[0])
+            self.facts.append(t > 0)
+            return t
+        if n == "ln":
+            return self.func("ln", 1)(args[0])
+        raise TlopError(f"cannot encode function '{n}'", e.span)
+
+    def _e_Cond(self, e, env, conc):
+        t = self._e(e.test, env, conc)
+        return z3.If(t != 0, self._e(e.then_, env, conc), self._e(e.else_, env, conc))
+
+    def _e_Let(self, e, env, conc):
+        vals = [(n, self._e(v, env, conc)) for n, v in e.bindings]
+        inner = dict(env)
+        inner.update(vals)
+        return self._e(e.body, inner, conc)
+
+    # ------------------------------------------------------------------ reductions
+    def body_fn(self, e: ir.Reduce, env, conc):
+        """``i ↦`` the term of the body of ``e`` with its index bound to ``i`` (an Int term)."""
+        def at(i):
+            inner = dict(env)
+            inner[e.var] = z3.ToReal(i) if z3.is_int(i) else i
+            return self._e(e.body, inner, conc)
+        return at
+
+    def _e_Reduce(self, e, env, conc):
+        lo = self._e(e.lo, env, conc)
+        hi = self._e(e.hi, env, conc)
+        if self.reduce_hook is not None:
+            got = self.reduce_hook(self, e, env, conc, lo, hi)
+            if got is not None:
+                return got
+        klo, khi = _num(lo), _num(hi)
+        body = self.body_fn(e, env, conc)
+        if klo is not None and khi is not None:
+            import math
+            start, stop = math.ceil(klo), math.floor(khi)
+            n = stop - start + 1
+            if n <= 0:
+                if e.kind == "sum":
+                    return z3.RealVal(0)
+                self.facts.append(z3.BoolVal(False)) if False else None
+                return self._abstract_reduce(e, env, conc, lo, hi)
+            if n <= UNROLL_LIMIT:
+                return self._combine(e.kind, [body(z3.RealVal(i)) for i in range(start, stop + 1)])
+        if self.sum_mode == "bounded":
+            # lo, hi are integers by lowering's typing; unroll ``bound`` terms under the
+            # assumption that the range is no longer
+            ilo = z3.ToInt(lo)
+            terms = []
+            self.assumptions.append(hi - lo + 1 <= self.bound)
+            for j in range(self.bound):
+                i = z3.ToReal(ilo + j)
+                inside = i <= hi
+                v = body(i)
+                if e.kind == "sum":
+                    terms.append(z3.If(inside, v, z3.RealVal(0)))
+                else:
+                    terms.append((inside, v))
+            if e.kind == "sum":
+                return z3.Sum(terms) if terms else z3.RealVal(0)
+            self.assumptions.append(hi >= lo)
+            out = terms[0][1]
+            for inside, v in terms[1:]:
+                better = v > out if e.kind == "max" else v < out
+                out = z3.If(z3.And(inside, better), v, out)
+            return out
+        return self._abstract_reduce(e, env, conc, lo, hi)
+
+    def _combine(self, kind, vals):
+        if kind == "sum":
+            return z3.Sum(vals) if len(vals) > 1 else vals[0]
+        out = vals[0]
+        for v in vals[1:]:
+            out = z3.If(v > out, v, out) if kind == "max" else z3.If(v < out, v, out)
+        return out
+
+    def _abstract_reduce(self, e, env, conc, lo, hi):
+        """An uninterpreted function of the reduction's identity (kind, index, body) applied to
+        its bounds, the values of its body's free variables and the concurrency factor."""
+        fv = [v for v in sorted(ir.free_vars(e.body) - {e.var})
+              if not isinstance(env.get(v), CostVar)]  # schematic terms are part of the key
+        key = (e.kind, e.var, e.body)
+        if key not in self._abstract:
+            self._abstract[key] = len(self._abstract)
+        f = self.func(f"{e.kind}{self._abstract[key]}", 3 + len(fv))
+        args = [lo, hi, conc] + [self._e(ir.Var(v), env, conc) for v in fv]
+        t = f(*args)
+        if e.kind == "sum":
+            self.facts.append(z3.Implies(hi < lo, t == 0))
+        return t
+
+    # ------------------------------------------------------------------ profile access
+    def _channel_key(self, ch_term):
+        k = _num(ch_term)
+        return k if k is not None else str(ch_term)
+
+    def _e_Lookup(self, e, env, conc):
+        sig = self.tables.get(e.table)
+        args = [self._e(a, env, conc) for a in e.args]
+        ch = self._e(e.channel, env, conc) if e.channel is not None else None
+        tau_i = sig.tau_index if sig is not None else None
+        if tau_i is not None:
+            args[tau_i] = args[tau_i] * conc
+        if tau_i is not None and self.axioms.linearity and len(args) == 2:
+            m, tau = args[1 - tau_i], args[tau_i]
+            unit = self._table_app(e.table + "_unit", ch, [tau], tau_pos=0)
+            return m * unit
+        return self._table_app(e.table, ch, args, tau_pos=tau_i)
+
+    def _table_app(self, name, ch, args, tau_pos):
+        full = ([ch] if ch is not None else []) + list(args)
+        f = self.func("tbl_" + name, len(full))
+        t = f(*full)
+        key = (name, None if ch is None else self._channel_key(ch))
+        apps = self._table_apps.setdefault(key, [])
+        if not any(z3.eq(t, x[1]) for x in apps):
+            apps.append((list(args), t, tau_pos))
+        return t
+
+    def _e_Scalar(self, e, env, conc):
+        if e.channel is None:
+            return z3.Real(self.prefix + "param_" + e.name)
+        return self.func("param_" + e.name, 1)(self._e(e.channel, env, conc))
+
+    def _e_Conc(self, e, env, conc):
+        f = self._e(e.factor, env, conc)
+        return self._e(e.body, env, conc * f)
+
+    def transmit(self, name, ch, size, conc):
+        f = self.func("xmit_" + name, 3)
+        t = f(ch, size, conc)
+        key = (name, self._channel_key(ch))
+        apps = self._xmit_apps.setdefault(key, [])
+        if not any(z3.eq(t, x[2]) for x in apps):
+            apps.append((size, conc, t))
+        return t
+
+    def _e_Transmit(self, e, env, conc):
+        return self.transmit(e.name, self._e(e.channel, env, conc), self._e(e.size, env, conc), conc)
+
+    def _e_Xmit(self, e, env, conc):
+        raise TlopError("a concurrent transmission item outside a parallel composition", e.span)
+
+    def _e_ParComp(self, e, env, conc):
+        phases = max(len(op) for op in e.operands)
+        total = z3.RealVal(0)
+        for k in range(phases):
+            groups: dict = {}
+            for op in e.operands:
+                if k >= len(op):
+                    continue
+                x = op[k]
+                ch = self._e(x.channel, env, conc)
+                key = (x.name, str(z3.simplify(ch)))
+                groups.setdefault(key, (x.name, ch, []))[2].append(
+                    (self._e(x.count, env, conc), self._e(x.size, env, conc)))
+            glist = list(groups.values())
+            symbolic = [g for g in glist if _num(g[1]) is None]
+            if symbolic and len(glist) > 1:
+                # channel identity is not known: A2 if they coincide, A3 if not
+                if len(glist) != 2 or glist[0][0] != glist[1][0]:
+                    raise TlopError("a parallel composition over more than two symbolic channels "
+                                    "cannot be encoded for Z3")
+                (n0, c0, i0), (n1, c1, i1) = glist
+                merged = self._a2(n0, c0, i0 + i1, conc)
+                a, b = self._a2(n0, c0, i0, conc), self._a2(n1, c1, i1, conc)
+                total = total + z3.If(c0 == c1, merged, z3.If(a > b, a, b))
+                continue
+            cost = None
+            for name, ch, items in glist:
+                c = self._a2(name, ch, items, conc)
+                cost = c if cost is None else z3.If(c > cost, c, cost)
+            total = total + cost
+        return total
+
+    def _a2_sorted(self, name, ch, items, conc):
+        """A2 for items already in ascending size order."""
+        out = z3.RealVal(0)
+        prev = z3.RealVal(0)
+        for j, (_, s) in enumerate(items):
+            carried = items[j][0]
+            for w, _ in items[j + 1:]:
+                carried = carried + w
+            d = s - prev
+            prev = s
+            kd = _num(d)
+            if kd is not None:
+                if kd > 0:
+                    out = out + self.transmit(name, ch, z3.simplify(d), conc * carried)
+                continue
+            out = out + z3.If(d > 0, self.transmit(name, ch, d, conc * carried), z3.RealVal(0))
+        return out
+
+    def _a2(self, name, ch, items, conc):
+        sizes = [_num(s) for _, s in items]
+        if all(v is not None for v in sizes):
+            order = sorted(range(len(items)), key=lambda i: sizes[i])  # stable, like numpy's
+            return self._a2_sorted(name, ch, [items[i] for i in order], conc)
+        if len(items) > 5:
+            raise TlopError(f"parallel composition of {len(items)} symbolic sizes on one channel is too "
+                            "large to encode for Z3")
+        perms = list(itertools.permutations(range(len(items))))
+        out = None
+        for p in reversed(perms):
+            cost = self._a2_sorted(name, ch, [items[i] for i in p], conc)
+            if out is None:
+                out = cost
+                continue
+            cond = z3.And(*[items[p[i]][1] <= items[p[i + 1]][1] for i in range(len(p) - 1)]) \
+                if len(p) > 1 else z3.BoolVal(True)
+            out = z3.If(cond, cost, out)
+        return out
+
+    # ------------------------------------------------------------------ axioms (ground instances)
+    def _table_axioms(self):
+        out = []
+        for (name, _), apps in self._table_apps.items():
+            for args, t, tau_pos in apps:
+                out.append(t >= 0)
+            for (a1, t1, tp), (a2, t2, _) in itertools.combinations(apps, 2):
+                if tp is None or len(a1) != len(a2):
+                    continue
+                rest_eq = [x == y for i, (x, y) in enumerate(zip(a1, a2)) if i != tp]
+                x1, x2 = a1[tp], a2[tp]
+                same = z3.And(*rest_eq) if rest_eq else z3.BoolVal(True)
+                # monotone in τ
+                out.append(z3.Implies(z3.And(same, x1 <= x2), t1 <= t2))
+                out.append(z3.Implies(z3.And(same, x2 <= x1), t2 <= t1))
+                # L(m, A·τ) ≤ A·L(m, τ) for A ≥ 1, kept linear: only numeral τ pairs
+                k1, k2 = _num(x1), _num(x2)
+                if k1 is not None and k2 is not None and k1 > 0 and k2 > 0:
+                    lo_t, hi_t, lo_v, hi_v = (t1, t2, k1, k2) if k1 <= k2 else (t2, t1, k2, k1)
+                    out.append(z3.Implies(same, hi_t <= z3.RealVal(hi_v) / z3.RealVal(lo_v) * lo_t))
+        return out
+
+    def _xmit_axioms(self):
+        out = []
+        for key, apps in list(self._xmit_apps.items()):
+            base = list(apps)
+            for size, c, t in base:
+                out.append(t >= 0)
+            for (s1, c1, t1), (s2, c2, t2) in itertools.combinations(base, 2):
+                out.append(z3.Implies(z3.And(s1 == s2, c1 <= c2), t1 <= t2))
+                out.append(z3.Implies(z3.And(s1 == s2, c2 <= c1), t2 <= t1))
+            if self.axioms.a1:
+                f = self.func("xmit_" + key[0], 3)
+                ch_term = base[0][2].arg(0)
+                for (s1, c1, t1), (s2, c2, t2) in itertools.combinations_with_replacement(base, 2):
+                    joined = f(ch_term, s1 + s2, c1)
+                    out.append(z3.Implies(c1 == c2, t1 + t2 == joined))
+                    out.append(joined >= 0)
+        return out
+
+    def _pow_log_axioms(self):
+        out = []
+        p2 = self.func("pow2", 1)
+        lg = self.func("log2", 1)
+        # link log2 and pow2 first (may add pow2 terms)
+        for key, (x, t) in list(self._log2.items()):
+            out.append(z3.Implies(x > 0, p2(t) == x))
+            self.pow2(t)
+            if z3.is_app(x) and x.decl().name() == self.prefix + "pow2":
+                out.append(t == x.arg(0))
+        for key, (x, t) in list(self._pow2.items()):
+            out.append(lg(t) == x)
+        items = list(self._pow2.values())
+        out.append(p2(z3.RealVal(0)) == 1)
+        for x, t in items:
+            out.append(t > 0)
+            kx = _num(x)
+            if kx is not None and float(kx).is_integer() and abs(kx) <= 64:
+                out.append(t == z3.RealVal(2) ** int(kx) if kx >= 0 else t == 1 / z3.RealVal(2 ** int(-kx)))
+            isint = z3.IsInt(x)
+            out.append(z3.Implies(isint, p2(x + 1) == 2 * t))
+            out.append(z3.Implies(z3.And(isint, x >= 0), t >= 1))
+            out.append(z3.Implies(z3.And(isint, x >= 0), t >= x + 1))
+        for (x1, t1), (x2, t2) in itertools.combinations(items, 2):
+            out.append(z3.Implies(x1 < x2, t1 < t2))
+            out.append(z3.Implies(x2 < x1, t2 < t1))
+        logs = list(self._log2.values())
+        for (x1, t1), (x2, t2) in itertools.combinations(logs, 2):
+            out.append(z3.Implies(z3.And(x1 > 0, x1 < x2), t1 < t2))
+            out.append(z3.Implies(z3.And(x2 > 0, x2 < x1), t2 < t1))
+        for x, t in logs:
+            kx = _num(x)
+            if kx is not None and kx > 0:
+                from tlop.analysis.rules.computed import _exact_log2
+                k, exact = _exact_log2(kx)
+                out.append(t == k if exact else z3.And(t > k, t < k + 1))
+            out.append(z3.Implies(x >= 1, t >= 0))
+            out.append(z3.Implies(x > 0, t < x))
+        return out

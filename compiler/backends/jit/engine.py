@@ -1,0 +1,137 @@
+"""The one LLVM engine of the process: target machine, optimisation pipeline, code loading.
+
+What it does: initialises LLVM once (native target, host CPU name and features), owns a single
+long-lived MCJIT execution engine, verifies every module it is given, optimises it at O3
+through the new pass builder, emits a relocatable object file (the unit the on-disk cache
+stores) and loads object files into the engine, returning the addresses of named functions.
+The CPython C-API functions the generated call wrappers use are registered as symbols so
+that a cached object file links against the running interpreter.
+
+What it does not do: generate code (:mod:`tlop.backends.jit.codegen`), decide cache keys
+(:mod:`tlop.backends.jit.cache`), or ever unload code: a loaded object stays for the life of the
+process (each distinct object is loaded once; :mod:`tlop.backends.jit.evaluator` keeps the index).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Optional
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from tlop.runtime.diagnostics import TlopError
+
+__all__ = ["Engine", "engine", "target_description"]
+
+#: C-API functions the generated Python call wrappers may reference (see :mod:`tlop.backends.jit.pywrap`)
+_PYAPI = ("PyFloat_FromDouble", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
+          "PyDict_GetItem", "PyDict_Size", "PyObject_Call", "PyCapsule_GetPointer",
+          "PyLong_AsDouble", "PyDict_Next", "PyObject_GetAttrString", "Py_DecRef")
+
+
+class Engine:
+    """LLVM state shared by every compiled evaluator (use :func:`engine`)."""
+
+    def __init__(self):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.lock = threading.RLock()
+        self.triple = llvm.get_process_triple()
+        self.cpu = llvm.get_host_cpu_name()
+        try:
+            self.features = llvm.get_host_cpu_features().flatten()
+        except RuntimeError:  # some hosts do not report features; the CPU name suffices
+            self.features = ""
+        target = llvm.Target.from_triple(self.triple)
+        # the IR pipeline is O3 (below); the back end runs at its default level (O2): on this
+        # code it emits the same loops, and object emission is ~10% faster
+        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=2,
+                                               reloc="default", codemodel="jitdefault", jit=True)
+        self._register_pyapi()
+        backing = llvm.parse_assembly("")
+        backing.triple = self.triple
+        self.ee = llvm.create_mcjit_compiler(backing, self.tm)
+
+    @staticmethod
+    def _register_pyapi() -> None:
+        for name in _PYAPI:
+            fn = getattr(ctypes.pythonapi, name)
+            llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+
+    # ------------------------------------------------------------------ compile
+    def compile_ir(self, text: str, name: str = "tlop") -> bytes:
+        """Parse, verify, optimise (O3) and emit an object file for LLVM IR ``text``."""
+        with self.lock:
+            try:
+                mod = llvm.parse_assembly(text)
+                mod.name = name
+                mod.triple = self.triple
+                mod.data_layout = str(self.tm.target_data)
+                mod.verify()
+            except RuntimeError as err:  # a code generator bug, never a user error
+                raise TlopError(f"internal error: the JIT produced invalid LLVM IR for {name}: {err}") from None
+            self._optimize(mod)
+            return self.tm.emit_object(mod)
+
+    def _optimize(self, mod) -> None:
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+
+    def optimized_ir(self, text: str) -> str:
+        """The O3-optimised LLVM IR of ``text`` (for inspection and debugging)."""
+        with self.lock:
+            mod = llvm.parse_assembly(text)
+            mod.triple = self.triple
+            mod.data_layout = str(self.tm.target_data)
+            mod.verify()
+            self._optimize(mod)
+            return str(mod)
+
+    # ------------------------------------------------------------------ load
+    def load_object(self, obj: bytes, symbols: tuple) -> dict:
+        """Load an object file into the engine; return ``{symbol: address}`` for ``symbols``.
+
+        Raises ValueError when the object file cannot be used (the cache treats that as a
+        corrupted entry)."""
+        with self.lock:
+            try:
+                ref = llvm.ObjectFileRef.from_data(obj)
+            except Exception as err:  # noqa: BLE001 - llvmlite raises bare RuntimeError
+                raise ValueError(f"unreadable object file: {err}") from None
+            self.ee.add_object_file(ref)
+            self.ee.finalize_object()
+            out = {}
+            for s in symbols:
+                addr = self.ee.get_function_address(s)
+                if not addr:
+                    raise ValueError(f"object file lacks symbol {s}")
+                out[s] = addr
+            return out
+
+    def describe(self) -> str:
+        """Versions and target: part of every cache key."""
+        return (f"llvmlite={llvmlite.__version__};llvm={'.'.join(map(str, llvm.llvm_version_info))};"
+                f"triple={self.triple};cpu={self.cpu};features={self.features}")
+
+
+_ENGINE: Optional[Engine] = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def engine() -> Engine:
+    """The process-wide engine, created on first use."""
+    global _ENGINE
+    if _ENGINE is None:
+        with _ENGINE_LOCK:
+            if _ENGINE is None:
+                _ENGINE = Engine()
+    return _ENGINE
+
+
+def target_description() -> str:
+    return engine().describe()

@@ -1,0 +1,467 @@
+"""Compiled evaluators: what ``compile_algorithm`` returns, and how code is found or built.
+
+What it does: :func:`compile_algorithm` binds an algorithm to a profile
+(:class:`tlop.backends.jit.tables.ProfileLayout`), computes the cache key (IR, profile structure,
+llvmlite/LLVM versions, triple, CPU, the JIT's own source), and gets native code from, in
+order, the process (an object is loaded into the engine once), the on-disk cache, or the code
+generator.  The resulting :class:`Evaluator`:
+
+* ``ev(P=16, m=1024)`` — a scalar call.  The class's ``tp_call`` (and ``__call__``) is the
+  native CPython wrapper of :mod:`tlop.backends.jit.pywrap`; anything that wrapper does not handle
+  goes to :meth:`Evaluator._call_slow`, which binds arguments exactly like the interpreter
+  path (:func:`tlop.backends.binding.bind_arguments`) and raises the same errors.
+* ``ev.batch(P=array, m=array)`` — numpy broadcasting in Python, then one native loop over the
+  points (split over ``ev.threads`` threads, GIL released).  When the broadcast leaves some
+  arguments scalar and the batch is large (``scalar_variant_min``), the loop used is one
+  compiled for those scalars (on first use), so work depending only on them is done once.
+  Argument checks (NaN, integrality, constraints) run natively per point; the loop reports
+  where the first failure can be found and the exact message is recovered from
+  :func:`bind_arguments` / the interpreter.
+
+Channel parameters are specialised: each combination of channel arguments gets its own code
+(compiled on first use); the scalar fast path serves the defaults.  Error messages for
+evaluation errors come from re-running the reference interpreter on the failing point, so
+JIT and interpreter report the same words.
+
+What it does not do: simplify the IR (pass a simplified program) or parse ``.tlop`` files.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from tlop import ir as tir
+from tlop.backends.binding import bind_arguments
+from tlop.runtime.diagnostics import TlopError
+from tlop.backends.interp import Interpreter
+
+from tlop.backends.jit import cache as _cache
+from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, param_infos
+from tlop.backends.jit.engine import engine
+from tlop.backends.jit.pywrap import MAX_PARAMS, MAX_STATUS, NativeCall, install_tp_call, layout_supported, tp_call_supported
+from tlop.backends.jit.tables import ProfileLayout
+
+__all__ = ["compile_algorithm", "Evaluator", "CompileStats"]
+
+_BATCH_T = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_LOADED: dict = {}  # cache key -> {symbol: address}
+_LOAD_LOCK = threading.Lock()
+_SOURCE_HASH: Optional[str] = None
+_POOL: Optional[ThreadPoolExecutor] = None
+_MIN_CHUNK = 20000  # points per thread below which threads do not pay
+_TP_CALL = tp_call_supported()
+
+
+def _source_hash() -> str:
+    """A digest of the JIT's own code, so a changed code generator never reuses stale objects."""
+    global _SOURCE_HASH
+    if _SOURCE_HASH is None:
+        h = hashlib.sha256()
+        here = Path(__file__).parent
+        for name in ("codegen.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
+            h.update((here / name).read_bytes())
+        _SOURCE_HASH = h.hexdigest()
+    return _SOURCE_HASH
+
+
+class CompileStats:
+    """How the code of an evaluator was obtained: ``source`` is ``"process"``, ``"disk"`` or
+    ``"compiled"``; ``seconds`` the time it took."""
+
+    def __init__(self, source: str, seconds: float, key: str):
+        self.source, self.seconds, self.key = source, seconds, key
+
+    def __repr__(self) -> str:
+        return f"<CompileStats {self.source} {self.seconds * 1e3:.2f} ms>"
+
+
+class _Code:
+    """Native code for one channel specialisation of one algorithm on one profile layout
+    (``mask == 0``), or one batch loop specialised for the arguments of ``mask`` being
+    scalars (``mask != 0``, no scalar entry points; see :meth:`Evaluator.batch`)."""
+
+    def __init__(self, key: str, sym: str, addrs: dict, stats: CompileStats, llvm_ir: Optional[str],
+                 mask: int = 0):
+        self.key, self.sym, self.addrs, self.stats, self.llvm_ir = key, sym, addrs, stats, llvm_ir
+        self.batch = _BATCH_T(addrs[f"{sym}_batch"])
+        self.variants: dict = {}  # scalar mask -> _Code
+
+
+def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
+    return repr((program.channels, sorted(program.tables.items()), sorted(program.scalars.items()),
+                 sorted(program.transmissions.items()), alg))
+
+
+def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0) -> _Code:
+    t0 = time.perf_counter()
+    eng = engine()
+    h = hashlib.sha256()
+    for part in ("tlop-jit-1", _source_hash(), eng.describe(), _program_repr(program, alg),
+                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}"):
+        h.update(part.encode())
+        h.update(b"\0")
+    key = h.hexdigest()
+    sym = "tlop_" + key[:24]
+    symbols = [f"{sym}_batch"]
+    with _LOAD_LOCK:
+        addrs = _LOADED.get(key)
+        if addrs is not None:
+            return _Code(key, sym, addrs, CompileStats("process", time.perf_counter() - t0, key), None, mask)
+        store = _cache.default_cache()
+        obj = store.get(key)
+        if obj is not None:
+            try:
+                addrs = eng.load_object(obj, tuple(symbols))
+            except ValueError:
+                store.invalidate(key)
+                addrs = None
+            if addrs is not None:
+                _LOADED[key] = addrs
+                return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
+        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask)
+        text = cg.build()
+        obj = eng.compile_ir(text, f"{alg.name}")
+        store.put(key, obj)
+        addrs = eng.load_object(obj, tuple(symbols))
+        _LOADED[key] = addrs
+        return _Code(key, sym, addrs, CompileStats("compiled", time.perf_counter() - t0, key), text, mask)
+
+
+def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False) -> "Evaluator":
+    """Native code for algorithm ``name`` of ``program`` priced on ``profile``.
+
+    ``specialize=True`` bakes the profile's numbers into the code (faster lookups, one object
+    per profile); by default tables are passed as data, so the compiled code is shared by
+    every profile with the same table structure."""
+    alg = program.algorithms.get(name)
+    if alg is None:
+        known = ", ".join(program.algorithms) or "(none)"
+        raise TlopError(f"no algorithm '{name}' to compile; algorithms: {known}")
+    if profile is None or isinstance(profile, (str, os.PathLike)):
+        from tlop.runtime.profile import as_profile
+        profile = as_profile(profile)
+    return Evaluator(program, alg, profile, specialize)
+
+
+class Evaluator:
+    """A compiled algorithm: ``ev(**args) -> float`` and ``ev.batch(**arrays) -> ndarray``."""
+
+    # the first slot holds the native wrapper's context (pywrap.install_tp_call reads it there)
+    __slots__ = ("_native_ctx", "__dict__", "__weakref__")
+
+    #: threads :meth:`batch` may use (large batches only); set per evaluator
+    threads: int = 1
+    #: batches of at least this many points whose broadcast leaves some arguments scalar get
+    #: a batch loop specialised for those scalars (compiled on first use, then cached);
+    #: ``None`` never specialises
+    scalar_variant_min: Optional[int] = 20000
+
+    def __new__(cls, program, alg, profile, specialize=False):
+        # every evaluator gets its own class, so that its __call__ can be its native wrapper
+        sub = type(f"Evaluator[{alg.name}]", (cls,), {"__module__": cls.__module__})
+        return object.__new__(sub)
+
+    def __init__(self, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False):
+        self.program = program
+        self.alg = alg
+        self.profile = profile
+        self.specialize = specialize
+        self.name = alg.name
+        self.params = alg.params
+        self._infos = param_infos(alg)
+        self._names = [p.name for p in alg.params]
+        self._channel_params = [i.name for i in self._infos if i.channel]
+        self.layout = ProfileLayout(program, profile, specialize)
+        self._tabs, self._scal = self.layout.pointers()
+        self._codes: dict = {}
+        self._lock = threading.Lock()
+        self._native_ok = layout_supported()
+        combo = {i.name: int(i.default) if i.default is not None else 0 for i in self._infos if i.channel}
+        self._primary = self._code(combo)
+        self.compile_stats = self._primary.stats
+        self._native = None
+        nst = 2 + len(self.layout.tables)
+        if self._native_ok and len(self._names) <= MAX_PARAMS and nst <= MAX_STATUS:
+            fixed = [float(combo[i.name]) if i.channel else None for i in self._infos]
+            self._native = NativeCall(self._primary.addrs[f"{self._primary.sym}_batch"], f"tlop:{alg.name}",
+                                      self._call_slow, self._tabs, self._scal, self._names,
+                                      [i.default for i in self._infos], fixed, nst, (self.layout,))
+            cls = type(self)
+            cls.__call__ = self._native.function
+            cls._native_keepalive = self._native
+            self._native_ctx = self._native.capsule
+            if _TP_CALL:
+                install_tp_call(cls)
+
+    # ------------------------------------------------------------------ code
+    def _code(self, combo: dict) -> _Code:
+        k = tuple(sorted(combo.items()))
+        code = self._codes.get(k)
+        if code is None:
+            with self._lock:
+                code = self._codes.get(k)
+                if code is None:
+                    code = _obtain(self.program, self.alg, self.layout, combo)
+                    self._codes[k] = code
+        return code
+
+    def _variant(self, code: _Code, combo: dict, mask: int) -> _Code:
+        """The batch loop of ``code`` specialised for the arguments of ``mask`` being scalars."""
+        var = code.variants.get(mask)
+        if var is None:
+            with self._lock:
+                var = code.variants.get(mask)
+                if var is None:
+                    var = _obtain(self.program, self.alg, self.layout, combo, mask)
+                    code.variants[mask] = var
+        return var
+
+    @property
+    def llvm_ir(self) -> Optional[str]:
+        """The LLVM IR of the default specialisation (None when it was loaded from a cache)."""
+        return self._primary.llvm_ir
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f"<tlop compiled {self.name}({sig}) on {getattr(self.profile, 'name', '?')}>"
+
+    # ------------------------------------------------------------------ scalar
+    def __call__(self, *args, **kwargs):
+        return self._call_slow(*args, **kwargs)
+
+    def _named(self, args, kwargs) -> dict:
+        if len(args) > len(self._names):
+            raise TlopError(f"'{self.name}' takes {len(self._names)} arguments, got {len(args)} positional")
+        kw = dict(kwargs)
+        for name, v in zip(self._names, args):
+            if name in kw:
+                raise TlopError(f"'{self.name}': argument {name} given twice")
+            kw[name] = v
+        return kw
+
+    def _call_slow(self, *args, **kwargs):
+        """The complete scalar call: binding, checks, specialisation choice, error reports."""
+        kw = self._named(args, kwargs)
+        env = bind_arguments(self.program, self.alg, kw)
+        if any(np.ndim(v) != 0 for v in env.values()):
+            return self.batch(**kw)
+        code = self._code({c: int(env[c]) for c in self._channel_params})
+        buf = np.array([float(env[n]) for n in self._names] + [0.0], dtype=np.float64)
+        ptrs = np.array([buf.ctypes.data + 8 * k for k in range(len(buf))], dtype=np.uintp)
+        zeros = np.zeros(len(buf), dtype=np.int64)
+        out = np.full(1, np.nan)
+        st = np.zeros(2 + len(self.layout.tables), dtype=np.int64)
+        code.batch(0, 1, ptrs.ctypes.data, zeros.ctypes.data, self._tabs, self._scal, out.ctypes.data,
+                   st.ctypes.data)
+        r = float(out[0])
+        if st[0] == ERR_EVAL:
+            self._raise_eval(env, "")
+        if np.any(st[2:]):
+            self._replay_warnings(env)
+        if r != r:
+            raise TlopError(f"'{self.name}' evaluated to NaN (an argument outside the model's domain, "
+                            f"e.g. log2 of 0?) at {self._describe(env)}")
+        return r
+
+    def _describe(self, env: dict) -> str:
+        parts = []
+        for info in self._infos:
+            v = float(env[info.name])
+            if info.channel:
+                parts.append(f"{info.name}={self.program.channels[int(v)]}")
+            else:
+                parts.append(f"{info.name}={v:g}")
+        return ", ".join(parts)
+
+    def _interp(self, env: dict):
+        with np.errstate(all="ignore"):
+            return Interpreter(self.program, self.profile).eval(self.alg.body, env)
+
+    def _raise_eval(self, env: dict, where: str):
+        try:
+            self._interp(env)
+        except TlopError:
+            raise
+        raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
+
+    def _replay_warnings(self, env: dict):
+        try:
+            self._interp(env)
+        except TlopError:
+            pass
+
+    # ------------------------------------------------------------------ batch
+    def batch(self, **arrays: Any) -> np.ndarray:
+        """The cost at every point of the broadcast of ``arrays`` (numpy rules); parameters
+        left out take their defaults.  Channel parameters take one channel (index or name)."""
+        unknown = [k for k in arrays if k not in self._names]
+        if unknown:
+            bind_arguments(self.program, self.alg, arrays)  # raises the standard message
+        combo = {}
+        values = []
+        for info in self._infos:
+            if arrays.get(info.name, 0) is None:  # an explicit None is not "left out"
+                bind_arguments(self.program, self.alg, arrays)  # raises the standard message
+            v = arrays.get(info.name, None)
+            if info.channel:
+                if v is None:
+                    if info.default is None:
+                        bind_arguments(self.program, self.alg, arrays)
+                    combo[info.name] = int(info.default)
+                else:
+                    if isinstance(v, str) or np.ndim(v) != 0:
+                        env = bind_arguments(self.program, self.alg, {info.name: v} | {
+                            k: arrays[k] for k in arrays if k != info.name})
+                        combo[info.name] = int(env[info.name])
+                    else:
+                        combo[info.name] = int(self._check_channel(info, v, arrays))
+                values.append(np.asarray(float(combo[info.name])))
+                continue
+            if v is None:
+                if info.default is None:
+                    bind_arguments(self.program, self.alg, arrays)
+                v = info.default
+            try:
+                a = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                bind_arguments(self.program, self.alg, arrays)
+                raise
+            values.append(a)
+        try:
+            shapes = {a.shape for a in values}
+            shapes.discard(())
+            shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(a.shape for a in values))
+        except ValueError as err:
+            raise TlopError(f"'{self.name}'.batch: arguments do not broadcast together: "
+                            + ", ".join(f"{n} {a.shape}" for n, a in zip(self._names, values))) from err
+        code = self._code(combo)
+        n = math.prod(shape)
+        keep, ptrs, strides = [], [], []
+        for a in values:
+            if a.size == 1:
+                a = np.ascontiguousarray(a.reshape(1))
+                strides.append(0)
+            else:
+                if a.shape != shape or not a.flags.c_contiguous:
+                    a = np.ascontiguousarray(np.broadcast_to(a, shape))
+                strides.append(1)
+            keep.append(a)
+            ptrs.append(a.ctypes.data)
+        mask = 0
+        for k, (info, st_) in enumerate(zip(self._infos, strides)):
+            if st_ == 0 and not info.channel:
+                mask |= 1 << k
+        limit = self.scalar_variant_min
+        if mask and limit is not None and n >= limit:
+            code = self._variant(code, combo, mask)
+        # one scratch block: argument pointers, strides, then each chunk's status words
+        k = len(ptrs) + 1
+        nst = 2 + len(self.layout.tables)
+        chunks = self._chunks(n)
+        scratch = np.zeros(2 * k + len(chunks) * nst, dtype=np.int64)
+        scratch[:k - 1] = np.array(ptrs, dtype=np.uint64).view(np.int64)
+        scratch[k:2 * k - 1] = strides
+        sts = scratch[2 * k:].reshape(len(chunks), nst)
+        base = scratch.ctypes.data
+        out = np.empty(shape, dtype=np.float64)
+        args = (base, base + 8 * k, self._tabs, self._scal, out.ctypes.data)
+        st0 = base + 16 * k
+        if len(chunks) == 1:
+            code.batch(0, n, *args, st0)
+        else:
+            pool = _pool(len(chunks))
+            futs = [pool.submit(code.batch, lo, hi, *args, st0 + 8 * nst * j)
+                    for j, (lo, hi) in enumerate(chunks)]
+            for f in futs:
+                f.result()
+        flat = out.reshape(-1)
+        for k, (lo, hi) in enumerate(chunks):
+            if sts[k, 0] != 0:
+                # the first failure of the chunk: the first NaN before the first evaluation
+                # error (argument failure or NaN result), else that evaluation error
+                e0 = int(sts[k, 1])
+                has_eval = int(sts[k, 0]) == ERR_EVAL
+                nan = np.flatnonzero(np.isnan(flat[lo:min(e0 + 1, hi)]))
+                i = lo + int(nan[0]) if nan.size else e0
+                code = ERR_EVAL if has_eval and i == e0 else ERR_NAN
+                self._batch_failure(code, i, keep, strides, arrays, combo, shape)
+        warned = sts[:, 2:]
+        if warned.any():
+            for slot in range(warned.shape[1]):
+                hits = warned[:, slot][warned[:, slot] > 0]
+                if hits.size:
+                    self._replay_warnings(self._point_env(int(hits.min()) - 1, keep, strides, combo))
+        return out
+
+    def _check_channel(self, info, v, arrays):
+        f = float(v)
+        if not f.is_integer() or not 0 <= f < len(self.program.channels):
+            bind_arguments(self.program, self.alg, arrays)
+        return f
+
+    @staticmethod
+    def _chunks_for(n: int, threads: int) -> list:
+        k = max(1, min(threads, n // _MIN_CHUNK))
+        bounds = [n * j // k for j in range(k + 1)]
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def _chunks(self, n: int) -> list:
+        return self._chunks_for(n, max(1, int(self.threads)))
+
+    def _point_env(self, i: int, keep, strides, combo) -> dict:
+        env = {}
+        for info, a, s in zip(self._infos, keep, strides):
+            env[info.name] = float(a.reshape(-1)[i * s])
+        return env
+
+    def _arguments_ok(self, env: dict) -> bool:
+        """The native argument checks, in Python (NaN, integrality, constraint)."""
+        for info in self._infos:
+            v = float(env[info.name])
+            if info.channel:
+                continue
+            if v != v or (info.integer and float(np.floor(v)) != v):
+                return False
+            if info.op is not None:
+                b = info.bound
+                ok = {"<": v < b, "<=": v <= b, ">": v > b, ">=": v >= b, "==": v == b, "!=": v != b}[info.op]
+                if not ok:
+                    return False
+        return True
+
+    def _batch_failure(self, code, i, keep, strides, arrays, combo, shape):
+        env = self._point_env(i, keep, strides, combo)
+        index = np.unravel_index(i, shape) if shape else ()
+        where = f" (batch point {tuple(int(x) for x in index)})"
+        if not self._arguments_ok(env):  # argument checks come first, as in the interpreter
+            bind_arguments(self.program, self.alg, arrays)  # the vectorised message, with counts
+            bind_arguments(self.program, self.alg, env)
+            raise TlopError(f"'{self.name}': invalid argument at {self._describe(env)}{where}")
+        if code == ERR_EVAL:
+            try:
+                self._interp(env)
+            except TlopError as err:
+                raise TlopError(f"{err.diagnostics[0].message} at {self._describe(env)}{where}",
+                                err.diagnostics[0].span) from None
+            raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
+        raise TlopError(f"'{self.name}' evaluated to NaN (an argument outside the model's domain, "
+                        f"e.g. log2 of 0?) at {self._describe(env)}{where}")
+
+
+def _pool(k: int) -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None or _POOL._max_workers < k:  # noqa: SLF001
+        _POOL = ThreadPoolExecutor(max_workers=max(k, os.cpu_count() or 1), thread_name_prefix="tlop-jit")
+    return _POOL
+

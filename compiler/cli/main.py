@@ -1,0 +1,586 @@
+"""The ``tlop`` command.
+
+``main(argv=None)`` parses arguments, runs one subcommand, prints to stdout, and returns the exit
+status: 0 on success, 1 for a user error (printed as a diagnostic on stderr, never a traceback),
+2 for bad command-line usage, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import math
+import os
+import sys
+import warnings
+from typing import Sequence
+
+import numpy as np
+
+from tlop.runtime.diagnostics import TlopError
+from tlop.frontend.limits import deep
+from tlop.runtime.units import format_size, format_time
+from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
+
+__all__ = ["main"]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _load(name):
+    from tlop.api import load
+
+    return load(name)
+
+
+def _profile(args):
+    from tlop.runtime.profile import default_profile, load_profile
+
+    prof = load_profile(args.profile) if getattr(args, "profile", None) else default_profile()
+    binds = getattr(args, "bind", None) or []
+    if binds:
+        mapping = {}
+        for b in binds:
+            if "=" not in b:
+                raise TlopError(f"--bind {b}: expected MODEL_CHANNEL=PROFILE_CHANNEL, e.g. net=tcp")
+            k, v = b.split("=", 1)
+            mapping[k.strip()] = v.strip()
+        prof = prof.with_bindings(mapping)
+    if getattr(args, "out_of_grid", None):
+        prof = prof.with_interpolation(out_of_grid=args.out_of_grid)
+    return prof
+
+
+def _assignments(items: Sequence[str]) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise TlopError(f"'{it}': arguments are NAME=VALUE, e.g. P=16 m=1MiB")
+        k, v = it.split("=", 1)
+        if k.strip() in out:
+            raise TlopError(f"'{k.strip()}' is given twice ({k.strip()}={out[k.strip()]} and {it})")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _engine(args, handle, profile):
+    """An evaluate(env) callable for the chosen engine."""
+    engine = getattr(args, "engine", "auto")
+    if engine in ("auto", "jit"):
+        try:
+            from tlop.backends import jit  # noqa: F401
+        except ImportError:
+            if engine == "jit":
+                raise TlopError("the JIT engine is not available in this installation (llvmlite missing?)")
+            engine = "interp"
+        else:
+            engine = "jit"
+    if engine == "jit":
+        ev = handle.compile(profile)
+        return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
+    from tlop.backends.interp import Interpreter
+
+    interp = Interpreter(handle.module.program, profile)
+    return "interp", lambda env: interp.eval(handle.ir.body, env)
+
+
+def _fmt_arg(p, v) -> str:
+    if p.type == "bytes":
+        return format_size(float(v))
+    if p.type == "time":
+        return format_time(float(v))
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# ----------------------------------------------------------------------------- subcommands
+
+def cmd_check(args) -> int:
+    for f in args.files:
+        m = _load(f)
+        n = len(m.own_algorithms)
+        print(f"{f}: ok ({n} algorithm{'s' if n != 1 else ''})")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from tlop.backends.notation import format_latex, format_text
+
+    m = _load(args.file)
+    names = [args.algorithm] if args.algorithm else m.own_algorithms
+    for i, name in enumerate(names):
+        h = m[name]
+        expr, note = _shown_expression(args, m.program, h.ir)
+        sig = ", ".join(_signature(p, m.program) for p in h.params)
+        if i:
+            print()
+        if h.doc:
+            for line in h.doc.splitlines():
+                print(f"/// {line}")
+        if args.latex:
+            print(f"{name}({sig}) = {format_latex(expr, m.program)}")
+        else:
+            print(f"{name}({sig}) =")
+            print(f"    {format_text(expr, m.program)}")
+        if note:
+            print(f"    [{note}]")
+    return 0
+
+
+def _shown_expression(args, program, alg):
+    """The expression ``show`` prints: simplified (all model families unless --no), validated
+    with Z3 under --verify (falling back to the original on failure), or --raw."""
+    if args.raw:
+        return alg.body, ""
+    from tlop.analysis.simplify import DEFAULT_FAMILIES
+
+    families = DEFAULT_FAMILIES - set(args.no)
+    if args.verify:
+        from tlop.analysis.prove import simplify_validated
+
+        v = simplify_validated(program, alg, families=families)
+        if v.fell_back:
+            return v.expr, f"translation validation failed ({v.outcome.status}); showing the original"
+        return v.expr, f"validated: {v.outcome.mode}"
+    from tlop.analysis.simplify import PassManager, context_for
+
+    return PassManager(context_for(program, alg, families=families)).run(alg.body).expr, ""
+
+
+def _signature(p, program) -> str:
+    """``P: int >= 1`` / ``c: channel = shm`` for a parameter."""
+    from tlop.backends.interp import Interpreter
+
+    out = f"{p.name}: {p.type}"
+    const = Interpreter(program, None)
+    if p.constraint is not None and p.constraint_span is not None:  # not the implicit "size >= 0"
+        op, bound = p.constraint
+        out += f" {op} {_fmt_value(p.type, const.eval(bound, {}), program)}"
+    if p.default is not None:
+        out += f" = {_fmt_value(p.type, const.eval(p.default, {}), program)}"
+    return out
+
+
+def _fmt_value(ptype, v, program) -> str:
+    if ptype == "channel":
+        return program.channels[int(v)]
+    if ptype == "bytes":
+        return format_size(float(v))
+    if ptype == "time":
+        return format_time(float(v)).replace(" ", "")
+    return f"{float(v):g}"
+
+
+def cmd_eval(args) -> int:
+    m = _load(args.file)
+    h = m[args.algorithm]
+    env = h.bind(_assignments(args.assignments), strings=True)
+    prof = _profile(args)
+    engine, run = _engine(args, h, prof)
+    value = float(run(env))
+    if math.isnan(value):
+        raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
+    shown = {p.name: env[p.name] for p in h.params}
+    if args.json:
+        out = {
+            "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+            "arguments": {k: (m.program.channels[int(v)] if p.type == "channel" else v)
+                          for (k, v), p in zip(shown.items(), h.params)},
+            "seconds": value,
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    argtxt = ", ".join(
+        f"{p.name}={m.program.channels[int(shown[p.name])] if p.type == 'channel' else _fmt_arg(p, shown[p.name])}"
+        for p in h.params)
+    print(f"{h.name}({argtxt}) on {prof.name}: {value!r} s  ({format_time(value)})")
+    return 0
+
+
+def _grid(raw: dict, ptypes: dict, program):
+    """Parameter names, their values, and the grid as columns (one array per parameter)."""
+    axes = {k: _parse_range(k, v, ptypes[k], program) for k, v in raw.items()}
+    names = list(axes)
+    points = math.prod(len(v) for v in axes.values())
+    if points > MAX_SWEEP_POINTS:
+        raise TlopError(f"the grid has {points:,} points; at most {MAX_SWEEP_POINTS:,} "
+                        f"(use the Python API's batch evaluation for more)")
+    grid = list(itertools.product(*(axes[k] for k in names)))
+    columns = {k: np.array([g[i] for g in grid], dtype=float) for i, k in enumerate(names)}
+    return names, axes, grid, columns
+
+
+def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> np.ndarray:
+    """The cost at every grid point; channel arguments are scalars, so each combination of
+    channels is evaluated on its own."""
+    n = len(next(iter(columns.values()))) if columns else 1
+    channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
+    if not channels:
+        return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
+    values = np.empty(n)
+    keys = list(channels)
+    for combo in {tuple(float(channels[k][i]) for k in keys) for i in range(n)}:
+        mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
+        sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
+        values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
+    return values
+
+
+def cmd_sweep(args) -> int:
+    m = _load(args.file)
+    h = m[args.algorithm]
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
+    ptypes = {p.name: p.type for p in h.params}
+    for k in raw:
+        if k not in ptypes:
+            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+    names, axes, grid, columns = _grid(raw, ptypes, m.program)
+    swept = [k for k, v in axes.items() if len(v) > 1]
+    engine, run = _engine(args, h, prof)
+    values = _evaluate_columns(run, h, columns, ptypes)
+
+    def label(k, v):
+        if ptypes[k] == "channel":
+            return m.program.channels[int(v)]
+        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+
+    if args.csv:
+        _write_csv(args.csv, names + ["seconds"],
+                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
+                    + [repr(float(val))] for g, val in zip(grid, values)))
+        return 0
+    print(f"{h.name} on {prof.name} ({engine}), seconds")
+    if len(swept) == 2:
+        rk, ck = swept
+        fixed = {k: axes[k][0] for k in names if k not in swept}
+        if fixed:
+            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        rows = [[label(rk, r)] + [f"{table[(r, c)]:.4e}" for c in axes[ck]] for r in axes[rk]]
+        _print_table(header, rows)
+    else:
+        header = names + ["seconds"]
+        rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
+        _print_table(header, rows)
+    return 0
+
+
+def cmd_best(args) -> int:
+    """Which algorithm of a file is cheapest at each point of a grid (polyalgorithm selection)."""
+    from tlop.backends.binding import constraint_mask
+
+    m = _load(args.file)
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
+    names = args.algorithms or m.own_algorithms  # a file groups the algorithms of one operation
+    candidates, skipped = [], []
+    for name in names:
+        h = m[name]
+        missing = [p.name for p in h.params if p.default is None and p.name not in raw]
+        if missing:
+            skipped.append(f"{name} (needs {', '.join(missing)})")
+        elif not h.applies_to(prof):
+            skipped.append(f"{name} (profile '{prof.name}' lacks its tables)")
+        else:
+            candidates.append(h)
+    if not candidates:
+        raise TlopError("no algorithm can be priced on this grid: " + "; ".join(skipped))
+    ptypes: dict = {}
+    for h in candidates:
+        for p in h.params:
+            if ptypes.setdefault(p.name, p.type) != p.type:
+                raise TlopError(f"parameter '{p.name}' is {ptypes[p.name]} in one algorithm and {p.type} in another")
+    for k in raw:
+        if k not in ptypes:
+            raise TlopError(f"no candidate algorithm has a parameter '{k}'")
+    names_, axes, grid, columns = _grid(raw, ptypes, m.program)
+    costs = np.full((len(candidates), len(grid)), np.inf)
+    engine = "interp"
+    for i, h in enumerate(candidates):
+        own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
+        ok = constraint_mask(h.ir, own)
+        if not ok.any():
+            continue
+        engine, run = _engine(args, h, prof)
+        costs[i, ok] = _evaluate_columns(run, h, {k: v[ok] for k, v in own.items()}, ptypes)
+    costs[np.isnan(costs)] = np.inf
+    best = np.argmin(costs, axis=0)
+    best_cost = costs[best, np.arange(len(grid))]
+    second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
+
+    def label(k, v):
+        if ptypes[k] == "channel":
+            return m.program.channels[int(v)]
+        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+
+    def winner(j):
+        return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
+
+    if args.csv:
+        _write_csv(args.csv, names_ + ["best", "seconds"] + [h.name for h in candidates],
+                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
+                    + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
+                    for j, g in enumerate(grid)))
+        return 0
+    print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
+    if skipped:
+        print("  not priced: " + "; ".join(skipped))
+    swept = [k for k, v in axes.items() if len(v) > 1]
+    if len(swept) == 2:
+        rk, ck = swept
+        fixed = {k: axes[k][0] for k in names_ if k not in swept}
+        if fixed:
+            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        rows = [[label(rk, r)] + [winner(cell[(r, c)]) for c in axes[ck]] for r in axes[rk]]
+        _print_table(header, rows)
+    else:
+        header = names_ + ["best", "seconds", "next best ×"]
+        rows = [[label(k, v) for k, v in zip(names_, g)]
+                + [winner(j), f"{best_cost[j]:.4e}",
+                   f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                for j, g in enumerate(grid)]
+        _print_table(header, rows)
+    return 0
+
+
+def _write_csv(target: str, header: list, rows) -> None:
+    """Write rows as CSV to the file ``target``, or to standard output for ``-``."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    n = 0
+    for row in rows:
+        w.writerow(row)
+        n += 1
+    if target == "-":
+        sys.stdout.write(buf.getvalue())
+        return
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(buf.getvalue())
+    print(f"wrote {n} rows to {target}")
+
+
+def _csv_number(v) -> str:
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
+def _print_table(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+
+
+def cmd_profiles(args) -> int:
+    from tlop.runtime.profile import bundled_profiles, default_profile, load_profile
+
+    default = default_profile().name
+    for name, path in sorted(bundled_profiles().items()):
+        p = load_profile(name)
+        md = p.metadata
+        chans = ", ".join(f"{c} ({info.transmission})" for c, info in p.channels.items())
+        mark = " (default)" if name == default else ""
+        print(f"{name}{mark}")
+        if md.get("machine"):
+            print(f"  machine:  {md['machine']}")
+        print(f"  channels: {chans}; bind: {', '.join(f'{k}={v}' for k, v in p.bindings.items()) or '-'}")
+        print(f"  tables:   {', '.join(p.table_names())}")
+        if md.get("source"):
+            print(f"  source:   {md['source']}")
+        if md.get("date"):
+            print(f"  date:     {md['date']}")
+    return 0
+
+
+DEMO = [
+    ("taulop/bcast", "binomial_bcast", {"c": "shm"}),
+    ("taulop/bcast", "linear_bcast", {"c": "shm"}),
+    ("taulop/bcast", "binomial_bcast", {"c": "net"}),
+    ("taulop/allgather", "ring_allgather_node", {}),
+    ("taulop/allgather", "ring_allgather_seq", {"Q": "8"}),
+    ("taulop/allgather", "ring_allgather_rr", {"Q": "8"}),
+    ("taulop/scatter", "binomial_scatter", {"S": "8KiB"}),
+    ("taulop/allgather", "rd_allgather", {"S": "8KiB"}),
+]
+
+
+def cmd_demo(args) -> int:
+    """Price a handful of stdlib algorithms on the default profile, side by side."""
+    from tlop.api import load
+
+    prof = _profile(args)
+    sizes = [1024.0, 65536.0, 1048576.0]
+    procs = [float(p) for p in args.P]
+    print(f"tlop demo: stdlib algorithms on profile '{prof.name}' "
+          f"({prof.metadata.get('machine', 'no machine description')})")
+    print("cost in microseconds; P = processes, m = message size\n")
+    header = ["algorithm", "P"] + [format_size(m) for m in sizes]
+    rows = []
+    for file, name, fixed in DEMO:
+        h = load(file)[name]
+        _, run = _engine(args, h, prof)
+        for P in procs:
+            if any(p.name == "Q" for p in h.params) and P % 8:
+                continue  # the mapping algorithms need whole nodes of 8 cores
+            if name == "ring_allgather_node" and P > 8:
+                continue  # one node of metropolis has 8 cores
+            row = [f"{file}:{name}" + (f" ({', '.join(f'{k}={v}' for k, v in fixed.items())})" if fixed else ""),
+                   f"{P:g}"]
+            for m in sizes:
+                given = {"P": f"{P:g}", "m": f"{m:g}", **fixed}
+                env = h.bind({k: v for k, v in given.items() if any(p.name == k for p in h.params)},
+                             strings=True)
+                row.append(f"{float(run(env)) * 1e6:.2f}")
+            rows.append(row)
+    _print_table(header, rows)
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+
+def _add_profile_options(p):
+    p.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    p.add_argument("--bind", action="append", metavar="CH=PCH",
+                   help="bind a model channel to a profile channel, e.g. --bind net=tcp")
+    p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
+                   help="what a table lookup outside the measured grid does")
+    p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
+                   help="evaluation engine (default: the JIT when available)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
+    ap.add_argument("--version", action="version", version=f"tlop {_version()}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("check", help="parse and check .tlop files")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("show", help="print an algorithm's cost expression in the papers' notation")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", nargs="?", metavar="ALG")
+    p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.add_argument("--raw", action="store_true", help="print the expression as written, not simplified")
+    p.add_argument("--verify", action="store_true",
+                   help="prove the simplified expression equal to the original with Z3 (translation validation)")
+    p.add_argument("--no", action="append", default=[], choices=("linearity", "A1", "A2", "A3"),
+                   help="do not simplify with this model assumption (repeatable), e.g. --no A1")
+    p.set_defaults(run=cmd_show)
+
+    p = sub.add_parser("eval", help="evaluate an algorithm at one point")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", metavar="ALG")
+    p.add_argument("assignments", nargs="*", metavar="NAME=VALUE")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("sweep", help="evaluate an algorithm over a grid of points")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("algorithm", metavar="ALG")
+    p.add_argument("assignments", nargs="*", metavar="NAME=RANGE",
+                   help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 Q=8 or c=shm,net")
+    p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_sweep)
+
+    p = sub.add_parser("best", help="which algorithm of a file is cheapest at each point of a grid")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("assignments", nargs="*", metavar="NAME=RANGE", help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 s=8KiB")
+    p.add_argument("--only", dest="algorithms", action="append", metavar="ALG",
+                   help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
+                        "FILE itself declares")
+    p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_best)
+
+    p = sub.add_parser("profiles", help="list the bundled platform profiles and their provenance")
+    p.set_defaults(run=cmd_profiles)
+
+    p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
+    p.add_argument("-P", nargs="+", default=["2", "8", "32"], help="process counts (default: 2 8 32)")
+    _add_profile_options(p)
+    p.set_defaults(run=cmd_demo)
+
+    from tlop.runtime import convert_taulop
+
+    p = sub.add_parser("convert-taulop", help="convert libtaulop parameter files into a profile")
+    convert_taulop.add_arguments(p)
+    p.set_defaults(run=convert_taulop.run)
+
+    _add_package_commands(sub)
+    return ap
+
+
+def _add_package_commands(sub):
+    """Subcommands whose arguments and runners live with their packages (rules, measure)."""
+    from tlop.runtime.measure import cli as measure_cli
+
+    from tlop.cli import rules as rules_cli
+
+    p = sub.add_parser("rules", help="list the rewrite rules; --verify proves them with Z3")
+    rules_cli.add_rules_arguments(p)
+    p.set_defaults(run=rules_cli.run_rules)
+    p = sub.add_parser("explain", help="print the derivation of an algorithm's simplified cost")
+    rules_cli.add_explain_arguments(p)
+    p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+    p = sub.add_parser("prove", help="prove or refute an inequality under the model axioms")
+    rules_cli.add_prove_arguments(p)
+    p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
+    p = sub.add_parser("measure", help="measure a platform profile with MPI benchmarks")
+    measure_cli.add_arguments(p)
+    p.set_defaults(run=measure_cli.run)
+
+
+def _version() -> str:
+    from tlop import __version__
+
+    return __version__
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings (e.g. a table lookup outside the measured grid) as one line, no source dump."""
+    print(f"tlop: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse exits on usage errors and --help
+        return int(e.code or 0)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        with deep(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.run(args) or 0)
+    except TlopError as e:
+        print(e.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tlop: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (tlop ... | head)
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (so the exit flush does not complain)
+        except OSError:
+            pass
+        return 0
+    except OSError as e:  # a file the user named cannot be read or written
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"tlop: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Parameter ranges on the command line (``2..256:x2``, ``0..100:+10``, ``1,2,4``).
+
+What it does: turns one ``NAME=RANGE`` argument into its list of values, counting the points
+before generating any (so that no range can exhaust memory) and rejecting non-finite bounds.
+What it does not do: build the grid of several parameters (that is the caller's).
+"""
+
+from __future__ import annotations
+
+import math
+
+from tlop.runtime.diagnostics import TlopError
+
+__all__ = ["parse_range", "MAX_SWEEP_POINTS"]
+
+#: the largest grid ``tlop sweep`` evaluates (the table or CSV of more is not useful to print)
+MAX_SWEEP_POINTS = 10_000_000
+
+
+def parse_range(name: str, text: str, ptype: str, program) -> list:
+    """``2..256:x2`` (geometric), ``0..100:+10`` (arithmetic), ``1..8`` (step 1), ``1,2,4`` (list)."""
+    from tlop.backends.binding import parse_cli_value
+
+    if ".." not in text:
+        return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
+    body, _, step = text.partition(":")
+    lo_t, _, hi_t = body.partition("..")
+    lo = parse_cli_value(lo_t, ptype, name, program)
+    hi = parse_cli_value(hi_t, ptype, name, program)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise TlopError(f"{name}={text}: range bounds must be finite")
+    if hi < lo:
+        raise TlopError(f"{name}={text}: the range is empty ({lo:g} > {hi:g})")
+    values = []
+    if step.startswith("x") or step.startswith("*"):
+        factor = float(step[1:])
+        if not factor > 1:
+            raise TlopError(f"{name}={text}: a geometric step needs a factor > 1")
+        if lo <= 0:
+            raise TlopError(f"{name}={text}: a geometric range must start above 0")
+        n = int(math.floor(math.log(hi / lo) / math.log(factor) + 1e-9)) + 1
+        if n > MAX_SWEEP_POINTS:
+            raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
+        v = lo
+        while v <= hi * (1 + 1e-12):
+            values.append(v)
+            v *= factor
+    else:
+        inc = parse_cli_value(step[1:] if step.startswith("+") else step, ptype, name, program) if step else 1.0
+        if not inc > 0:
+            raise TlopError(f"{name}={text}: the step must be positive")
+        n = int(math.floor((hi - lo) / inc + 1e-9)) + 1
+        if n > MAX_SWEEP_POINTS:
+            raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
+        values = [lo + i * inc for i in range(n)]
+    return values

@@ -1,0 +1,229 @@
+"""CLI glue for ``tlop rules``, ``tlop explain`` and ``tlop prove`` (wired by :mod:`tlop.cli`).
+
+What it does: argument definitions and runners that print to stdout and return an exit status;
+user errors raise :class:`~tlop.runtime.diagnostics.TlopError`.  Claims and ``--assume`` conditions are
+``.tlop`` expressions read by the front end (:mod:`tlop.claims`).
+
+What it does not do: parse ``.tlop`` files (the ``load`` callable does).
+"""
+
+from __future__ import annotations
+
+import time
+
+from tlop import ir
+from tlop.frontend.claims import parse_claim, parse_condition
+from tlop.runtime.diagnostics import TlopError
+from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES
+
+__all__ = ["add_rules_arguments", "run_rules", "add_explain_arguments", "run_explain",
+           "add_prove_arguments", "run_prove"]
+
+
+# ----------------------------------------------------------------------------- tlop rules
+
+def add_rules_arguments(p):
+    p.add_argument("--verify", action="store_true", help="prove every rule with Z3 and print its time")
+    p.add_argument("--family", action="append", default=None, help="only rules of this family (repeatable)")
+    p.add_argument("--conditions", action="store_true",
+                   help="with --verify: also check that every side condition is needed")
+
+
+def _rule_text(r) -> str:
+    from tlop.backends.notation import format_text
+    if r.rhs is None:
+        return r.doc
+    lhs = format_text(r.lhs).replace("?", "")
+    rhs = format_text(r.rhs).replace("?", "")
+    s = f"{lhs} → {rhs}"
+    if r.conditions:
+        s += "  if " + ", ".join(format_text(c).replace("?", "") for c in r.conditions)
+    return s
+
+
+def run_rules(args) -> int:
+    from tlop.analysis.prove import verify_rule, condition_needed
+    rules = [r for r in RULES if not args.family or r.family in args.family]
+    if args.family and not rules:
+        fams = ", ".join(dict.fromkeys(r.family for r in RULES))
+        raise TlopError(f"no rules in family {', '.join(args.family)}; families: {fams}")
+    if not args.verify:
+        for r in rules:
+            kind = "model " + "+".join(r.axioms) if r.kind == "model" else "identity"
+            print(f"{r.name:16} {r.family:9} {kind:14} {_rule_text(r)}")
+        print(f"{len(rules)} rules")
+        return 0
+    failed = 0
+    t0 = time.perf_counter()
+    for r in rules:
+        o = verify_rule(r)
+        how = {"induction": " (induction: " + ", ".join(f"{n} {s}" for n, s in o.obligations) + ")",
+               "instances": f" ({len(o.obligations)} instances)"}.get(o.mode, "")
+        print(f"{o.status:8} {o.seconds * 1000:8.1f} ms  {r.name}{how}")
+        if not o.ok:
+            failed += 1
+            if o.status == "unknown":
+                print("         Z3 returned unknown: counted as a failure")
+            if o.counterexample is not None:
+                print("         " + o.counterexample.render().replace("\n", "\n         "))
+        if args.conditions and o.ok:
+            for i, c in enumerate(r.conditions):
+                if i in r.keep_reason:
+                    print(f"         condition {i + 1} kept: {r.keep_reason[i]}")
+                    continue
+                d = condition_needed(r, i)
+                if d.status != "refuted":
+                    failed += 1
+                    print(f"         condition {i + 1} is not needed ({d.status})")
+    dt = time.perf_counter() - t0
+    print(f"{len(rules) - failed} of {len(rules)} rules proved in {dt:.2f} s")
+    return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------- tlop explain
+
+def add_explain_arguments(p):
+    p.add_argument("file", help="a .tlop file or stdlib module")
+    p.add_argument("algorithm", help="the algorithm to explain")
+    p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
+                   help="switch a model-assumption family off (repeatable), e.g. --no A1")
+    p.add_argument("--assume", action="append", default=[], help='an assumption such as "P >= 4"')
+    p.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
+    p.add_argument("--time-passes", action="store_true", help="print each simplifier pass's time and size")
+    p.add_argument("--dump-after", action="append", default=[], metavar="PASS",
+                   help="print the IR after this pass (fold, parcomp, rewrite, or all; repeatable)")
+
+
+def _algorithm(program, name):
+    if name not in program.algorithms:
+        known = ", ".join(sorted(program.algorithms)) or "(none)"
+        raise TlopError(f"no algorithm '{name}'; algorithms: {known}")
+    return program.algorithms[name]
+
+
+def run_explain(args, load) -> int:
+    from tlop.analysis.explain import derivation_lines
+    from tlop.analysis.simplify import DEFAULT_FAMILIES, PassManager, context_for
+    module = load(args.file)
+    program = module.program
+    alg = _algorithm(program, args.algorithm)
+    fams = DEFAULT_FAMILIES - set(args.no)
+    types = {p.name: p.type for p in alg.params}
+    assume = tuple(parse_condition(a, module, types) for a in args.assume)
+    ctx = context_for(program, alg, families=fams, assume=assume)
+    passes = [name for name, _, _ in PassManager.PASSES]
+    for d in args.dump_after:
+        if d != "all" and d not in passes:
+            raise TlopError(f"--dump-after {d}: no such pass; passes: {', '.join(passes)}, or all")
+
+    def dump(name, expr):
+        from tlop.backends.notation import format_text
+        print(f"-- IR after {name}: {format_text(expr, program)}")
+        print(f"   {expr!r}")
+
+    res = PassManager(ctx, dump=dump, dump_after=args.dump_after).run(alg.body)
+    if args.time_passes:
+        for rec in res.passes:
+            print(f"-- pass {rec.name:8} {rec.seconds * 1000:8.2f} ms  terms {rec.nodes_before} → "
+                  f"{rec.nodes_after}  rewrites {rec.rewrites}")
+    print(f"{alg.name}:")
+    for line in derivation_lines(res, program, latex=args.latex):
+        print(line)
+    return 0
+
+
+# ----------------------------------------------------------------------------- tlop prove
+
+def add_prove_arguments(p):
+    p.add_argument("file", help="a .tlop file or stdlib module")
+    p.add_argument("claim", help='e.g. "recursive_doubling(P, m) > 2 * binomial_scatter(P, m)"')
+    p.add_argument("--assume", action="append", default=[], help='e.g. "P >= 4" (repeatable)')
+    p.add_argument("--var", action="append", default=[], metavar="NAME:TYPE",
+                   help="the type of a variable the claim does not pass to any algorithm, e.g. --var k:int")
+    p.add_argument("--for", dest="for_", action="append", default=[], metavar="NAME=RANGE",
+                   help="prove one instance per value, e.g. --for P=2..64:x2 (repeatable: the product)")
+    p.add_argument("--bound", type=int, default=64, help="unroll sums to at most this many terms")
+    p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
+                   help="do not assume this model family")
+
+
+def _instances(specs, types):
+    """``--for P=2..64:x2`` → a list of {name: value} points (the product of every spec)."""
+    import itertools
+
+    from tlop.cli.ranges import parse_range as _parse_range
+
+    axes = []
+    for spec in specs:
+        name, sep, rng = spec.partition("=")
+        name = name.strip()
+        if not sep or name not in types:
+            known = ", ".join(sorted(types)) or "(none)"
+            raise TlopError(f"--for {spec}: expected NAME=RANGE for a variable of the claim ({known})")
+        axes.append([(name, v) for v in _parse_range(name, rng.strip(), types[name], None)])
+    return [dict(point) for point in itertools.product(*axes)] or [{}]
+
+
+def _bind(expr, point):
+    return ir.Let(tuple((k, ir.Num(float(v))) for k, v in sorted(point.items())), expr) if point else expr
+
+
+def _fixed_by(assume):
+    """Variables an assumption pins to a constant (``P == 8``): they are substituted, so that
+    log2 and powers of them fold exactly instead of being abstracted."""
+    out = {}
+    for a in assume:
+        if isinstance(a, ir.Bin) and a.op == "==" and isinstance(a.lhs, ir.Var) and isinstance(a.rhs, ir.Num):
+            out[a.lhs.name] = a.rhs.value
+    return out
+
+
+def run_prove(args, load) -> int:
+    from tlop.analysis.prove import prove_relation
+    from tlop.analysis.smt import ModelAxioms
+    module = load(args.file)
+    program = module.program
+    declared = {}
+    for v in args.var:
+        name, sep, vtype = v.partition(":")
+        if not sep or not name.strip() or not vtype.strip():
+            raise TlopError(f"--var {v}: expected NAME:TYPE, e.g. k:int")
+        declared[name.strip()] = vtype.strip()
+    lhs, rel, rhs, ints, facts, types = parse_claim(args.claim, module, declared)
+    # the parameter constraints of the algorithms called hold, and the user's assumptions
+    assume = list(facts) + [parse_condition(a, module, types) for a in args.assume]
+    ax = ModelAxioms(linearity="linearity" not in args.no, a1="A1" not in args.no)
+
+    def attempt(point):
+        point = {**_fixed_by(assume), **point}
+        pre = [_bind(a, point) for a in assume]
+        return prove_relation(_bind(lhs, point), rel, _bind(rhs, point), program, assume=pre, int_vars=ints,
+                              axioms=ax, bound=args.bound)
+
+    points = _instances(args.for_, types)
+    failed = 0
+    for point in points:
+        label = args.claim + (f"  [{', '.join(f'{k} = {v:g}' for k, v in point.items())}]" if point else "")
+        o = attempt(point)
+        if o.ok:
+            print(f"proved ({o.mode}) in {o.seconds:.2f} s: {label}")
+            continue
+        failed += 1
+        if o.status == "refuted":
+            cex = o.counterexample
+            pinned = {k: v for k, v in (cex.values if cex else {}).items() if k in ints}
+            if pinned and pinned.keys() - point.keys() and attempt({**point, **pinned}).ok:
+                # with the integers of the counterexample fixed the claim holds: the counterexample
+                # came from an abstraction (log2 or 2^x of a symbolic integer), not from the model
+                print(f"unknown: {label}")
+                print(f"  the solver's counterexample at {', '.join(f'{k} = {v}' for k, v in pinned.items())} "
+                      f"is spurious (the claim holds there); fix the integers with --for or --assume")
+                continue
+            print(f"refuted: {label}")
+            if cex is not None:
+                print(cex.render())
+            continue
+        print(f"unknown: Z3 could not decide {label} (counted as a failure)")
+    if len(points) > 1:
+        print(f"{len(points) - failed} of {len(points)} instances proved")
+    return 1 if failed else 0

@@ -1,0 +1,251 @@
+"""The .tlop abstract syntax tree: small frozen dataclasses with source spans.
+
+Each node's docstring shows the syntax it comes from.  Children are tuples; the ``span`` is kept
+out of equality so that a printed-and-re-parsed module compares equal to the original.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from tlop.runtime.diagnostics import Span
+
+
+def _span():
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Node:
+    """Base of every AST node."""
+
+
+# ----------------------------------------------------------------------------- expressions
+
+@dataclass(frozen=True)
+class Expr(Node):
+    """Base of expressions."""
+
+
+@dataclass(frozen=True)
+class Number(Expr):
+    """``42``, ``1.5``, ``64KiB``, ``1e6B``, ``2us``: a value with an optional unit suffix."""
+    value: float
+    unit: str = ""
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Name(Expr):
+    """``P``, ``shm``: a parameter, let-name, index, channel, or zero-argument reference."""
+    id: str
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Indexed(Expr):
+    """``alpha[c]``: a channel-indexed scalar parameter."""
+    id: str
+    channel: Expr
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Arg(Node):
+    """``e`` or ``name = e`` in a call."""
+    name: Optional[str]
+    value: Expr
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """``f(a, b)``, ``T[c](m)``, ``L[shm](m, 1)``, ``binomial_bcast(P, m, c = net)``."""
+    callee: str
+    channel: Optional[Expr]
+    args: tuple
+    span: Optional[Span] = _span()
+    callee_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    """``-e`` or ``not e``."""
+    op: str
+    operand: Expr
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    """``a op b`` with op one of ``+ - * / % ^ || < <= > >= == != and or``."""
+    op: str
+    lhs: Expr
+    rhs: Expr
+    span: Optional[Span] = _span()
+    op_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class LetIn(Expr):
+    """``let x = e in body``."""
+    name: str
+    value: Expr
+    body: Expr
+    span: Optional[Span] = _span()
+    name_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class IfThen(Expr):
+    """``if test then a else b``."""
+    test: Expr
+    then: Expr
+    otherwise: Expr
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Reduction(Expr):
+    """``sum i in lo .. hi: body`` (also ``max``/``min``); bounds are inclusive."""
+    kind: str
+    var: str
+    lo: Expr
+    hi: Expr
+    body: Expr
+    span: Optional[Span] = _span()
+    var_span: Optional[Span] = _span()
+
+
+# ----------------------------------------------------------------------------- declarations
+
+@dataclass(frozen=True)
+class TypeRef(Node):
+    """``int``, ``real``, ``bytes``, ``time``, ``channel``, ``bool``, ``cost``."""
+    name: str
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Param(Node):
+    """``P: int >= 1 = 2``: name, type, optional constraint (``op bound``), optional default."""
+    name: str
+    type: TypeRef
+    op: Optional[str] = None
+    bound: Optional[Expr] = None
+    default: Optional[Expr] = None
+    span: Optional[Span] = _span()
+    constraint_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Decl(Node):
+    """Base of declarations; ``docs`` are the ``///`` lines before it, without the slashes."""
+
+
+@dataclass(frozen=True)
+class ModelDecl(Decl):
+    """``model taulop``."""
+    name: str
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class ImportDecl(Decl):
+    """``import "platform.tlop"``."""
+    path: str
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class ChannelDecl(Decl):
+    """``channel shm``."""
+    name: str
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class TableDecl(Decl):
+    """``table L[c: channel](m: bytes, tau: int) -> time``."""
+    name: str
+    channel: Optional[Param]
+    params: tuple
+    result: TypeRef
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class ParamDecl(Decl):
+    """``param L: time`` or ``param alpha[c: channel]: time``: a scalar profile parameter."""
+    name: str
+    channel: Optional[Param]
+    type: TypeRef
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class TransmissionDecl(Decl):
+    """``transmission T[net](m) via tcp = o[net](m) + 2 * L[shm](m, 1) + L[net](m, 1)``."""
+    name: str
+    channel: str
+    param: str
+    via: Optional[str]
+    body: Expr
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+    channel_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class DefDecl(Decl):
+    """``def half(x: bytes) -> bytes = x / 2``."""
+    name: str
+    params: tuple
+    result: Optional[TypeRef]
+    body: Expr
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class AlgorithmDecl(Decl):
+    """``algorithm binomial_bcast(P: int >= 1, m: bytes, c: channel = shm) = …``."""
+    name: str
+    params: tuple
+    result: Optional[TypeRef]
+    body: Expr
+    docs: tuple = ()
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Module(Node):
+    """One ``.tlop`` file: its declarations in order."""
+    decls: tuple
+    span: Optional[Span] = _span()
+
+
+def decl_name(d: Decl) -> Optional[str]:
+    """The name a declaration introduces (None for model and import)."""
+    return getattr(d, "name", None) if not isinstance(d, ModelDecl) else None
+
+
+def iter_nodes(node: Any):
+    """Every AST node below (and including) ``node``, pre-order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Node):
+            yield n
+            for f in n.__dataclass_fields__:
+                if f in ("span",) or f.endswith("_span"):
+                    continue
+                stack.append(getattr(n, f))
+        elif isinstance(n, tuple):
+            stack.extend(n)

@@ -1,0 +1,105 @@
+"""Claims and assumptions: ``tlop prove`` conditions read by the real front end.
+
+What it does: parses a claim such as ``"rd_allgather(P, m, S) > 2 * binomial_scatter(P, m, S)"``
+(or an ``--assume`` condition) with the ANTLR grammar, infers the type of each free variable
+from the parameter it is passed to, elaborates it in the scope of a loaded module into IR, and
+collects the facts the called algorithms' declarations guarantee (their constraints, and
+non-negativity of sizes and counts).
+
+What it does not do: prove anything (:mod:`tlop.analysis.prove` does).
+"""
+
+from __future__ import annotations
+
+from tlop.frontend import ast as A
+from tlop import ir
+from tlop.runtime.diagnostics import Source, TlopError
+from tlop.frontend.elaborate import elaborate_expression
+from tlop.frontend.parse import parse_expression
+
+__all__ = ["parse_claim", "parse_condition"]
+
+_RELATIONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _infer(expr: A.Expr, decls: dict, types: dict, facts: list, globals_: set):
+    """Give each free name the type of the parameter it is passed to; note that parameter's facts."""
+    for node in A.iter_nodes(expr):
+        if not isinstance(node, A.Call):
+            continue
+        d = decls.get(node.callee)
+        if not isinstance(d, (A.AlgorithmDecl, A.DefDecl)):
+            continue
+        params = list(d.params)
+        for i, arg in enumerate(node.args):
+            p = next((q for q in params if q.name == arg.name), None) if arg.name else \
+                (params[i] if i < len(params) else None)
+            if p is None or not isinstance(arg.value, A.Name) or arg.value.id in globals_:
+                continue
+            name, ptype = arg.value.id, ("time" if p.type.name == "cost" else p.type.name)
+            if types.setdefault(name, ptype) != ptype:
+                raise TlopError(f"'{name}' is passed as {types[name]} and as {ptype}", arg.span)
+            if p.op is not None:
+                facts.append((name, p.op, p.bound))
+            if ptype in ("bytes", "int"):
+                facts.append((name, ">=", A.Number(0)))
+
+
+def _free_names(expr: A.Expr, globals_: set) -> list:
+    bound = set()
+    out = []
+    for node in A.iter_nodes(expr):
+        if isinstance(node, (A.LetIn,)):
+            bound.add(node.name)
+        if isinstance(node, A.Reduction):
+            bound.add(node.var)
+        if isinstance(node, A.Name) and node.id not in globals_ and node.id not in bound and node.id not in out:
+            out.append(node.id)
+    return out
+
+
+def parse_claim(text: str, module, extra_types: dict | None = None):
+    """``(lhs, relation, rhs, integer variables, facts, variable types)`` of a claim."""
+    source = Source("<claim>", text)
+    expr = parse_expression(source)
+    if not (isinstance(expr, A.Binary) and expr.op in _RELATIONS):
+        raise TlopError("a claim compares two expressions, e.g. \"a(P, m) <= 2 * b(P, m)\"", expr.span)
+    decls = module.elaborated.decls
+    globals_ = set(decls)
+    types = dict(extra_types or {})
+    raw_facts: list = []
+    _infer(expr, decls, types, raw_facts, globals_)
+    for node in A.iter_nodes(expr):  # an unknown function is the first thing to report
+        if isinstance(node, A.Call) and node.callee not in decls and node.callee not in ir.FUNCTIONS:
+            raise TlopError(f"unknown function, table or algorithm '{node.callee}'", node.callee_span or node.span)
+    for name in _free_names(expr, globals_):
+        if name not in types:
+            raise TlopError(f"cannot tell the type of '{name}': pass it to an algorithm parameter, "
+                            f"or declare it with --var {name}:TYPE", _name_span(expr, name))
+    modules = list(module.elaborated.modules)
+    lhs, _ = elaborate_expression(modules, expr.lhs, types)
+    rhs, _ = elaborate_expression(modules, expr.rhs, types)
+    facts = []
+    for name, op, bound in raw_facts:
+        b, _ = elaborate_expression(modules, bound, {})
+        fact = ir.Bin(op, ir.Var(name), b)
+        if fact not in facts:
+            facts.append(fact)
+    ints = {n for n, t in types.items() if t in ("int", "channel")}
+    return lhs, expr.op, rhs, ints, tuple(facts), types
+
+
+def parse_condition(text: str, module, types: dict) -> ir.Expr:
+    """An ``--assume`` condition such as ``"P >= 4"`` over the claim's variables."""
+    expr = parse_expression(Source("<assumption>", text))
+    node, t = elaborate_expression(list(module.elaborated.modules), expr, types)
+    if t != "bool":
+        raise TlopError(f"an assumption must be a condition (bool), found {t}", expr.span)
+    return node
+
+
+def _name_span(expr, name):
+    for node in A.iter_nodes(expr):
+        if isinstance(node, A.Name) and node.id == name:
+            return node.span
+    return expr.span

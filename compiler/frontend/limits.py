@@ -1,0 +1,31 @@
+"""Recursion depth for the tree-walking passes.
+
+The front end, the elaborator and the interpreter walk trees recursively.  CPython 3.11+ does not
+use the C stack for Python-to-Python calls, so a limit well above the default 1000 is safe; past
+it, a too-deeply nested program is reported as a user error instead of crashing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from tlop.runtime.diagnostics import TlopError
+
+__all__ = ["deep", "RECURSION_LIMIT"]
+
+#: about 12 frames per level of parentheses in the ANTLR parser, 3 per operator elsewhere
+RECURSION_LIMIT = 30000
+
+
+@contextlib.contextmanager
+def deep(what: str = "expression", span=None):
+    """Raise the recursion limit for a tree walk; RecursionError becomes a TlopError."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    try:
+        yield
+    except RecursionError:
+        raise TlopError(f"{what} nested too deeply to process (thousands of levels)", span) from None
+    finally:
+        sys.setrecursionlimit(old)

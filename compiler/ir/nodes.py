@@ -1,0 +1,408 @@
+"""The cost IR: the one representation every back end of tlop shares.
+
+The front end lowers a checked ``.tlop`` module to this IR; the reference interpreter
+(:mod:`tlop.backends.interp`) defines its meaning; the simplifier, the Z3 encoder and the LLVM code
+generator all read and write it.  It is deliberately small:
+
+* every node is a frozen, hashable dataclass; children are tuples; ``span`` (where the node
+  came from in a ``.tlop`` file) is kept out of equality and hashing;
+* user ``def`` functions and algorithm-to-algorithm calls are already inlined by lowering
+  (through :class:`Let`, whose bindings are simultaneous, so no capture can happen);
+* channel names are already resolved to channel *indices* (``Num``), so a channel-valued
+  expression is an ordinary number that indexes :attr:`Program.channels`.
+
+Numbers
+    All values are real (IEEE double in the interpreter and the JIT).  Integer-typed values are
+    exact integers below 2**53.  Times are seconds, sizes are bytes.
+
+Semantics of the τ-Lop nodes (000 §3, 002 §3; see docs/semantics):
+
+``Lookup(table, channel, args)``
+    The value of a profile table.  If the table has a concurrency slot (its declared parameter
+    named ``tau``; :attr:`TableSig.tau_index`) the value of that argument is multiplied by the
+    *concurrency factor* in force, which starts at 1.  This is ``A ‖ L(m, τ) = L(m, A·τ)``.
+``Conc(factor, body)``
+    ``factor ‖ body``: evaluates ``body`` with the concurrency factor multiplied by ``factor``.
+    Overheads (tables without a ``tau`` slot) are untouched: ``2‖[o(m) + 2L(m,1)] = o(m) + 2L(m,2)``.
+``Transmit(name, channel, size)``
+    One transmission ``T^c(m)``: the body of the transmission declaration for that channel, with
+    its parameter bound to ``size``.  When a channel has several decompositions (``via tcp``,
+    ``via rdma``) the platform profile's channel says which one applies.
+``ParComp(operands)``
+    Parallel composition ``x1 ‖ x2 ‖ …`` of *transmission sequences*.  Every operand is a tuple
+    of :class:`Xmit` items (a transmission with a multiplicity, ``A ‖ T^c(m)``).  Operands run
+    in lock step: phase ``k`` is the ``k``-th item of every operand that has one.  Inside a phase
+    the items are grouped by channel; on one channel, with sizes sorted ``m1 ≤ … ≤ mn`` and
+    multiplicities ``w1 … wn``, A2 gives ``Σ_j (w_j + … + w_n) ‖ T(m_j − m_{j−1})`` with
+    ``m_0 = 0`` and terms of zero size dropped; across channels A3 gives the maximum.  The cost
+    is the sum over phases.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
+    result is the lock-step upper bound.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+__all__ = [
+    "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
+    "Scalar", "Conc", "Transmit", "Xmit", "ParComp",
+    "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
+    "children", "rebuild", "walk", "free_vars", "node_count",
+    "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
+]
+
+#: binary arithmetic operators: ``^`` is power, ``%`` is the floored remainder (Python's)
+ARITH_OPS = ("+", "-", "*", "/", "^", "%")
+#: comparisons give 1.0 (true) or 0.0 (false)
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+#: logical operators on 0/1 values (any non-zero value is true)
+LOGIC_OPS = ("and", "or")
+#: built-in functions and their arities (``None``: two or more arguments)
+FUNCTIONS = {
+    "ceil": 1, "floor": 1, "log2": 1, "abs": 1, "sqrt": 1, "exp": 1, "ln": 1,
+    "min": None, "max": None,
+}
+
+
+def _span_field():
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """Base class of every IR expression."""
+
+
+@dataclass(frozen=True)
+class Num(Expr):
+    """A constant (an integer-valued float for ints and channel indices)."""
+    value: float
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """An algorithm parameter, a ``let`` name or a reduction index."""
+    name: str
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Bin(Expr):
+    """``lhs op rhs`` for op in :data:`ARITH_OPS`, :data:`COMPARE_OPS` or :data:`LOGIC_OPS`."""
+    op: str
+    lhs: Expr
+    rhs: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Neg(Expr):
+    """``-x``."""
+    operand: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Not(Expr):
+    """``not x`` (1.0 when x is 0, else 0.0)."""
+    operand: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Fn(Expr):
+    """A built-in function of :data:`FUNCTIONS` applied to ``args``."""
+    name: str
+    args: tuple
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Cond(Expr):
+    """``if test then then_ else else_`` (test non-zero means true)."""
+    test: Expr
+    then_: Expr
+    else_: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Let(Expr):
+    """``let x1 = e1, …, xn = en in body``: the ``ei`` are evaluated in the outer scope
+    (simultaneous binding), then ``body`` with the names bound."""
+    bindings: tuple  # tuple[tuple[str, Expr], ...]
+    body: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Reduce(Expr):
+    """``sum|max|min var in lo .. hi: body`` over the integers ``lo … hi`` inclusive.
+
+    An empty range (``hi < lo``) gives 0 for ``sum`` and is an evaluation error for
+    ``max``/``min``.  ``lo`` and ``hi`` must be integers (they are rounded with floor/ceil
+    nowhere: lowering guarantees int typing)."""
+    kind: str  # "sum" | "max" | "min"
+    var: str
+    lo: Expr
+    hi: Expr
+    body: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Lookup(Expr):
+    """A profile table's value: ``table[channel](args…)`` (``channel`` is ``None`` for tables
+    without a channel index).  See the module docstring for the concurrency slot."""
+    table: str
+    channel: Optional[Expr]
+    args: tuple
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Scalar(Expr):
+    """A scalar profile parameter (``param L: time``), optionally indexed by channel."""
+    name: str
+    channel: Optional[Expr]
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Conc(Expr):
+    """``factor ‖ body``: raise the concurrency of every transfer in ``body`` by ``factor``."""
+    factor: Expr
+    body: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Transmit(Expr):
+    """One transmission ``name^channel(size)``, e.g. ``T[shm](m)``."""
+    name: str
+    channel: Expr
+    size: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Xmit(Expr):
+    """An item of a :class:`ParComp` operand: ``count ‖ name^channel(size)``.  Only valid
+    inside a ParComp; ``count`` is the multiplicity (``Num(1)`` for a plain transmission)."""
+    count: Expr
+    name: str
+    channel: Expr
+    size: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class ParComp(Expr):
+    """``x1 ‖ x2 ‖ …`` of transmission sequences (A2 within a channel, A3 across channels)."""
+    operands: tuple  # tuple[tuple[Xmit, ...], ...]
+    span: Any = _span_field()
+
+
+# ----------------------------------------------------------------------------- generic traversal
+
+def children(e: Expr) -> tuple:
+    """The direct sub-expressions of ``e`` in a fixed order (the order :func:`rebuild` takes)."""
+    if isinstance(e, (Num, Var, )):
+        return ()
+    if isinstance(e, Bin):
+        return (e.lhs, e.rhs)
+    if isinstance(e, (Neg, Not)):
+        return (e.operand,)
+    if isinstance(e, Fn):
+        return tuple(e.args)
+    if isinstance(e, Cond):
+        return (e.test, e.then_, e.else_)
+    if isinstance(e, Let):
+        return tuple(v for _, v in e.bindings) + (e.body,)
+    if isinstance(e, Reduce):
+        return (e.lo, e.hi, e.body)
+    if isinstance(e, Lookup):
+        return ((e.channel,) if e.channel is not None else ()) + tuple(e.args)
+    if isinstance(e, Scalar):
+        return (e.channel,) if e.channel is not None else ()
+    if isinstance(e, Conc):
+        return (e.factor, e.body)
+    if isinstance(e, Transmit):
+        return (e.channel, e.size)
+    if isinstance(e, Xmit):
+        return (e.count, e.channel, e.size)
+    if isinstance(e, ParComp):
+        return tuple(x for op in e.operands for x in op)
+    raise TypeError(f"not an IR node: {e!r}")
+
+
+def rebuild(e: Expr, kids: tuple) -> Expr:
+    """A copy of ``e`` with its children replaced by ``kids`` (same order as :func:`children`).
+    Returns ``e`` itself when nothing changed.  The span is kept."""
+    old = children(e)
+    if len(old) == len(kids) and all(a is b for a, b in zip(old, kids)):
+        return e
+    kids = tuple(kids)
+    sp = getattr(e, "span", None)
+    if isinstance(e, Bin):
+        return Bin(e.op, kids[0], kids[1], span=sp)
+    if isinstance(e, Neg):
+        return Neg(kids[0], span=sp)
+    if isinstance(e, Not):
+        return Not(kids[0], span=sp)
+    if isinstance(e, Fn):
+        return Fn(e.name, kids, span=sp)
+    if isinstance(e, Cond):
+        return Cond(kids[0], kids[1], kids[2], span=sp)
+    if isinstance(e, Let):
+        names = [n for n, _ in e.bindings]
+        return Let(tuple(zip(names, kids[:-1])), kids[-1], span=sp)
+    if isinstance(e, Reduce):
+        return Reduce(e.kind, e.var, kids[0], kids[1], kids[2], span=sp)
+    if isinstance(e, Lookup):
+        if e.channel is not None:
+            return Lookup(e.table, kids[0], kids[1:], span=sp)
+        return Lookup(e.table, None, kids, span=sp)
+    if isinstance(e, Scalar):
+        return Scalar(e.name, kids[0] if kids else None, span=sp)
+    if isinstance(e, Conc):
+        return Conc(kids[0], kids[1], span=sp)
+    if isinstance(e, Transmit):
+        return Transmit(e.name, kids[0], kids[1], span=sp)
+    if isinstance(e, Xmit):
+        return Xmit(kids[0], e.name, kids[1], kids[2], span=sp)
+    if isinstance(e, ParComp):
+        it = iter(kids)
+        return ParComp(tuple(tuple(next(it) for _ in op) for op in e.operands), span=sp)
+    raise TypeError(f"not an IR node: {e!r}")
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every node of ``e``, pre-order."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def node_count(e: Expr) -> int:
+    """The number of nodes of ``e`` (the "term count" reported by the simplifier)."""
+    return sum(1 for _ in walk(e))
+
+
+def free_vars(e: Expr) -> frozenset:
+    """Names used in ``e`` that no enclosing Let or Reduce inside ``e`` binds."""
+    if isinstance(e, Var):
+        return frozenset((e.name,))
+    if isinstance(e, Let):
+        inner = free_vars(e.body) - {n for n, _ in e.bindings}
+        return inner.union(*(free_vars(v) for _, v in e.bindings))
+    if isinstance(e, Reduce):
+        return free_vars(e.lo) | free_vars(e.hi) | (free_vars(e.body) - {e.var})
+    out = frozenset()
+    for c in children(e):
+        out |= free_vars(c)
+    return out
+
+
+# ----------------------------------------------------------------------------- declarations
+
+@dataclass(frozen=True)
+class TableSig:
+    """A profile table the program reads: ``table L[c: channel](m: bytes, tau: int) -> time``.
+
+    ``tau_index`` is the position of the concurrency argument (the parameter named ``tau``),
+    or ``None`` for overhead-like tables that concurrency never scales."""
+    name: str
+    channel_indexed: bool
+    params: tuple  # parameter names
+    tau_index: Optional[int]
+    model: str = ""
+    span: Any = _span_field()
+
+    def profile_key(self, profile, channel) -> str:
+        """The name to read from a profile: ``model.name`` when the profile has a table of that
+        qualified name (profiles of several models can hold e.g. ``loggp.L`` and ``plogp.L``),
+        otherwise the bare name."""
+        qualified = f"{self.model}.{self.name}"
+        return qualified if self.model and profile.has_table(qualified, channel) else self.name
+
+
+@dataclass(frozen=True)
+class ScalarSig:
+    """A scalar profile parameter: ``param L: time`` or ``param alpha[c: channel]: time``."""
+    name: str
+    channel_indexed: bool
+    model: str = ""
+    span: Any = _span_field()
+
+    def profile_key(self, profile, channel) -> str:
+        """``model.name`` when the profile has a scalar of that qualified name, else the name."""
+        qualified = f"{self.model}.{self.name}"
+        return qualified if self.model and profile.has_scalar(qualified, channel) else self.name
+
+
+@dataclass(frozen=True)
+class TransmissionVariant:
+    """One decomposition of a transmission on one channel: ``transmission T[net](m) via tcp = …``.
+    ``via`` is ``None`` for the default decomposition."""
+    name: str
+    channel: int
+    via: Optional[str]
+    param: str
+    body: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class ParamSig:
+    """An algorithm parameter: name, type name, optional default and constraint.
+
+    ``constraint`` is a tuple ``(op, Expr)`` such as ``(">=", Num(1))`` or ``None``; the default
+    and the bound are closed expressions (constants after lowering).  Parameters of type bytes
+    or time without a declared constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
+    name: str
+    type: str
+    default: Optional[Expr] = None
+    constraint: Optional[tuple] = None
+    span: Any = _span_field()
+    constraint_span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A priced algorithm: its parameters and its cost expression (seconds)."""
+    name: str
+    params: tuple  # tuple[ParamSig, ...]
+    body: Expr
+    doc: str = ""
+    model: str = ""
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Program:
+    """Everything an engine needs to price the algorithms of one module (with its imports)."""
+    channels: tuple  # channel names; a channel value is an index into this tuple
+    tables: dict  # name -> TableSig
+    scalars: dict  # name -> ScalarSig
+    transmissions: dict  # name -> tuple[TransmissionVariant, ...]
+    algorithms: dict  # name -> Algorithm
+    model: str = ""
+
+    def channel_index(self, name: str) -> int:
+        return self.channels.index(name)
+
+    def variants(self, name: str, channel: int) -> tuple:
+        """The decompositions of transmission ``name`` on channel index ``channel``."""
+        return tuple(v for v in self.transmissions.get(name, ()) if v.channel == channel)
+
+    def variant_for(self, name: str, channel: int, kind: str):
+        """The decomposition that applies on a profile channel of transmission ``kind``: the one
+        declared ``via kind``, else the default (no ``via``); None when there is neither."""
+        variants = self.variants(name, channel)
+        return next((v for v in variants if v.via == kind), None) or \
+            next((v for v in variants if v.via is None), None)

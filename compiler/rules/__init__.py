@@ -1,7 +1,0 @@
-"""Rewrite rules as data: the rule type and matcher (:mod:`.core`), computed rules
-(:mod:`.computed`), the catalogue (:mod:`.catalogue`) and the CLI glue (:mod:`.cli`)."""
-
-from .core import Rule, match, substitute
-from .catalogue import RULES, FAMILIES, MODEL_FAMILIES, rules_by_name
-
-__all__ = ["Rule", "match", "substitute", "RULES", "FAMILIES", "MODEL_FAMILIES", "rules_by_name"]
