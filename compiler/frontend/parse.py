@@ -147,7 +147,18 @@ class _Builder(TlopVisitor):
                        span=self.sp(ctx), constraint_span=cspan)
 
     def visitTypeRef(self, ctx):
-        return A.TypeRef(ctx.name.text, span=self.sp(ctx))
+        # the type's spelling without blanks: "time/bytes", "bytes^-2" (checked by the elaborator)
+        text = self._type_factor(ctx.factors[0])
+        for op, factor in zip(ctx.ops, ctx.factors[1:]):
+            text += op.text + self._type_factor(factor)
+        return A.TypeRef(text, span=self.sp(ctx))
+
+    @staticmethod
+    def _type_factor(ctx):
+        text = ctx.name.text
+        if ctx.exponent is not None:
+            text += "^" + ("-" if ctx.neg else "") + ctx.exponent.text
+        return text
 
     # ---------------------------------------------------------------- expressions
     def visitLetExpr(self, ctx):
