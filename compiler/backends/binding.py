@@ -17,7 +17,8 @@ import numpy as np
 
 from tlop import ir
 from tlop.runtime.diagnostics import Diagnostic, TlopError
-from tlop.runtime.units import split_quantity, unit_factor, unit_kind
+from tlop.ir.types import Type, parse_type
+from tlop.runtime.units import split_quantity, unit_dimension
 
 __all__ = ["bind_arguments", "parse_cli_value", "constraint_mask"]
 
@@ -28,7 +29,9 @@ _OPS = {
 
 
 def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> float:
-    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``."""
+    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``,
+    or a rate such as ``0.2ns/B`` for a ``time/bytes`` parameter (the unit must have the
+    parameter's dimension; a plain number is in seconds and bytes)."""
     if ptype == "channel":
         if program is not None and text in program.channels:
             return float(program.channels.index(text))
@@ -38,14 +41,19 @@ def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> fl
     if q is None:
         raise TlopError(f"{name}={text}: not a number (examples: 16, 1MiB, 64KiB, 2.5us)")
     value, unit = q
-    kind = unit_kind(unit)
-    if kind is None:
+    dim = unit_dimension(unit)
+    if dim is None:
         raise TlopError(f"{name}={text}: unknown unit '{unit}'")
-    if kind != "number" and ptype in ("bytes", "time") and kind != ptype:
-        raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {kind}")
-    if kind != "number" and ptype in ("int", "real"):
-        raise TlopError(f"{name}={text}: {name} is {ptype} and takes no unit")
-    return value * unit_factor(unit)
+    factor, t_exp, b_exp = dim
+    want = parse_type(ptype)
+    if unit and want is not None and want.is_num:
+        if want.dimensionless:
+            raise TlopError(f"{name}={text}: {name} is {ptype} and takes no unit")
+        if (want.time, want.bytes) != (t_exp, b_exp):
+            got = Type("num", t_exp, b_exp)
+            kind = "a plain number" if got.dimensionless else str(got)
+            raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {kind}")
+    return value * factor
 
 
 def _eval_const(e: ir.Expr) -> float:
