@@ -10,6 +10,8 @@ What it does not do: resolve imports or names, or check types.
 
 from __future__ import annotations
 
+import re
+
 from antlr4 import CommonTokenStream, InputStream, Token
 from antlr4.error.ErrorListener import ErrorListener
 from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  # noqa: F401
@@ -263,8 +265,9 @@ class _Builder(TlopVisitor):
 
 
 def _unquote(s: str) -> str:
-    body = s[1:-1]
-    return body.encode("utf-8").decode("unicode_escape") if "\\" in body else body
+    """The text of a string literal: ``\\`` and ``\"`` are escapes, any other backslash is
+    kept (a Windows path), and non-ASCII text is left alone."""
+    return re.sub(r'\\([\\"])', r"\1", s[1:-1])
 
 
 def _parser(source: Source, sink: DiagnosticSink):
