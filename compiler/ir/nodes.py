@@ -382,9 +382,11 @@ class TransmissionVariant:
 class ParamSig:
     """An algorithm parameter: name, type name, optional default and constraint.
 
-    ``constraint`` is a tuple ``(op, Expr)`` such as ``(">=", Num(1))`` or ``None``; the default
-    and the bound are closed expressions (constants after lowering).  Parameters of type bytes
-    or time without a declared constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
+    ``type`` is the type's spelling (``int``, ``bytes``, ``time/bytes`` …; parse it with
+    :func:`tlop.ir.types.parse_type`).  ``constraint`` is a tuple ``(op, Expr)`` such as
+    ``(">=", Num(1))`` or ``None``; the default and the bound are closed expressions (constants
+    after lowering).  Parameters with a dimension (sizes, times, rates) without a declared
+    constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
     name: str
     type: str
     default: Optional[Expr] = None
