@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import operator
 import weakref
-from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from tlop import ir
@@ -36,16 +35,20 @@ __all__ = ["bind_arguments", "parse_cli_value", "constraint_mask", "Binder", "bi
            "ParamKind"]
 
 
-@dataclass(frozen=True)
 class ParamKind:
     """How arguments of one declared parameter type are checked.
 
     ``integer``: values must be integral; ``channel``: the value is a channel (a name or an
     index into the program's channels); ``unit``: the unit kind a CLI value may carry
     (``"bytes"``, ``"time"``; None: no unit allowed)."""
-    integer: bool = False
-    channel: bool = False
-    unit: Optional[str] = None
+
+    __slots__ = ("integer", "channel", "unit")
+
+    def __init__(self, integer: bool = False, channel: bool = False, unit: Optional[str] = None):
+        self.integer, self.channel, self.unit = integer, channel, unit
+
+    def __repr__(self) -> str:
+        return f"ParamKind(integer={self.integer}, channel={self.channel}, unit={self.unit!r})"
 
 
 #: declared type -> how its arguments are checked (a type missing here takes any unit)
