@@ -14,7 +14,8 @@ dimensionless base unless the exponent is a constant integer; ``log2 exp ln`` ta
 plain numbers; ``sqrt`` halves the exponents; ``ceil floor abs`` keep the dimension
 (``ceil``/``floor`` of a plain number is ``int``); ``A ‖ cost`` needs a plain ``A`` and a time.
 ``int`` is kept apart from ``real`` only for plain numbers (sums, products, remainders, ceil,
-floor and integer powers of ints are ints; ``/`` gives ``real``).
+floor and powers of ints are ints; ``/`` gives ``real``).  Known hole, kept from before for
+compatibility: ``int ^ int`` is ``int`` even when the exponent is negative (``2 ^ -1``).
 
 What it does not do: know about syntax trees or IR nodes (:mod:`tlop.ir.typecheck` applies
 these rules to IR nodes, :mod:`tlop.frontend.elaborate` to source).
