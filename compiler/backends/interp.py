@@ -181,7 +181,7 @@ class Interpreter(ExprFunctor):
             start, stop = check_reduce_bounds(e.kind, float(lo), float(hi), e.span)
             inner = dict(env)
             acc = 0.0 if e.kind == "sum" else (-np.inf if e.kind == "max" else np.inf)
-            pick = np.add if e.kind == "sum" else (np.maximum if e.kind == "max" else np.minimum)
+            pick = np.add if e.kind == "sum" else (ops.maximum if e.kind == "max" else ops.minimum)
             for i in range(start, stop + 1):
                 inner[e.var] = float(i)
                 acc = pick(acc, self._eval(e.body, inner, conc))
@@ -205,7 +205,7 @@ class Interpreter(ExprFunctor):
             k = int(np.flatnonzero(bad.ravel())[0])
             check_reduce_bounds(e.kind, float(lo_a.flat[k]), float(hi_a.flat[k]), e.span)
             raise AssertionError("unreachable: the bounds check must fail")  # pragma: no cover
-        pick = np.add if e.kind == "sum" else (np.maximum if e.kind == "max" else np.minimum)
+        pick = np.add if e.kind == "sum" else (ops.maximum if e.kind == "max" else ops.minimum)
         acc = np.full(shape, 0.0 if e.kind == "sum" else (-np.inf if e.kind == "max" else np.inf))
         inner = dict(env)
         for first, last in _union(start.ravel(), stop.ravel()):

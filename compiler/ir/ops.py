@@ -11,15 +11,16 @@ The rules, exactly:
 
 * ``+ - * /`` are IEEE double operations: ``x / 0`` is ``±inf`` (``0 / 0`` is NaN), never an
   exception;
-* ``a ^ b`` is ``numpy.power`` on doubles: ``0 ^ 0 = 1``, ``0 ^ -1 = inf``, a negative base with a
-  non-integer exponent gives NaN;
+* ``a ^ b`` is C's ``pow`` (``numpy.float_power``): ``0 ^ 0 = 1``, ``0 ^ -1 = inf``,
+  ``(-inf) ^ 0.5 = inf``, a negative finite base with a non-integer exponent gives NaN;
 * ``a % b`` is the *floored* remainder (the sign of ``b``, like Python's and ``numpy.mod``):
   ``-7 % 3 = 2``, ``7 % -3 = -2``; ``a % 0`` is NaN;
 * comparisons give 1.0 or 0.0; any comparison with NaN is false except ``!=``, which is true;
 * ``and``, ``or``, ``not`` and ``if`` read any non-zero value as true — NaN included — and give
   1.0 or 0.0;
 * ``log2 0 = -inf``, ``log2`` / ``ln`` / ``sqrt`` of a negative number is NaN; ``min`` and ``max``
-  propagate NaN (``numpy.minimum`` / ``numpy.maximum``), folding their arguments left to right.
+  propagate NaN and fold their arguments left to right: ``max(a, b)`` is ``a`` when ``a >= b`` or
+  ``a`` is NaN, else ``b`` (so ``max(0, -0) = 0`` and ``max(-0, 0) = -0``).
 
 What it does not do: evaluate expressions (the interpreter and the constant folder walk the IR),
 check types, or raise: every operator is total on doubles.  numpy warns about division by
@@ -33,11 +34,15 @@ import numpy as np
 
 from tlop.ir.nodes import ARITH_OPS, COMPARE_OPS, FUNCTIONS, LOGIC_OPS
 
-__all__ = ["binary", "negate", "logical_not", "truth", "call", "BINARY", "UNARY_FUNCTIONS"]
+__all__ = ["binary", "negate", "logical_not", "truth", "call", "maximum", "minimum", "BINARY",
+           "UNARY_FUNCTIONS"]
 
 
 def _pow(a, b):
-    return np.power(np.asarray(a, dtype=float), b)
+    # float_power is C's pow for every shape; numpy.power takes shortcuts (sqrt, square,
+    # reciprocal) for some scalar exponents, which differ from pow on -0 and -inf, so an
+    # array evaluation could differ from a scalar one
+    return np.float_power(a, b)
 
 
 def _compare(f):
@@ -79,6 +84,20 @@ UNARY_FUNCTIONS = {
 assert set(UNARY_FUNCTIONS) | {"min", "max"} == set(FUNCTIONS)
 
 
+def maximum(a, b):
+    """``max(a, b)``: ``a if (a >= b or a is NaN) else b`` — NaN propagates, and of two equal
+    values (``0`` and ``-0``) the first is kept.  (``numpy.maximum``'s vector loops do not
+    promise which zero they return, hence this definition.)"""
+    r = np.where(np.greater_equal(a, b) | np.isnan(a), a, b)
+    return float(r) if r.ndim == 0 else r
+
+
+def minimum(a, b):
+    """``min(a, b)``: ``a if (a <= b or a is NaN) else b`` (see :func:`maximum`)."""
+    r = np.where(np.less_equal(a, b) | np.isnan(a), a, b)
+    return float(r) if r.ndim == 0 else r
+
+
 def _scalar(x):
     """0-d arrays and numpy scalars as Python floats, so scalar inputs give scalar outputs."""
     if isinstance(x, np.ndarray):
@@ -110,7 +129,7 @@ def truth(a):
 def call(name: str, args):
     """The built-in function ``name`` applied to ``args`` (``min``/``max`` take two or more)."""
     if name == "min" or name == "max":
-        pick = np.minimum if name == "min" else np.maximum
+        pick = minimum if name == "min" else maximum
         out = args[0]
         for a in args[1:]:
             out = pick(out, a)

@@ -4,9 +4,11 @@ What it does: translates an :class:`tlop.ir.Algorithm` body into an LLVM functio
 the cost of one parameter point with the semantics of :mod:`tlop.backends.interp`, operation for
 operation and in the same order, so results agree with the interpreter to the last few ulps:
 
-* arithmetic in IEEE double (no fast-math), ``%`` as numpy's floored remainder, comparisons
-  and logic as 1.0/0.0 with numpy's NaN behaviour, ``min``/``max`` as ``numpy.minimum`` /
-  ``numpy.maximum`` (NaN propagates), ``if`` as a branch (only the chosen side runs);
+* every operator and function as :mod:`tlop.ir.ops` defines it (the test suite checks each
+  one, edge cases included): arithmetic in IEEE double (no fast-math), ``^`` as ``pow``, ``%``
+  as the floored remainder, comparisons and logic as 1.0/0.0 with NaN true, ``min``/``max``
+  as :func:`tlop.ir.ops.minimum` / :func:`~tlop.ir.ops.maximum` (NaN propagates), ``if`` as a
+  branch (only the chosen side runs);
 * ``sum|max|min`` as loops over an integer counter (runtime bounds; empty ``sum`` is 0, empty
   ``max``/``min`` and non-finite bounds are evaluation errors);
 * ``Lookup`` through :func:`tlop.backends.jit.tables.emit_lookup` with the concurrency factor applied to
