@@ -30,6 +30,7 @@ algorithm three(a: bytes, b: bytes, c: bytes) = T[shm](a) || U[shm](b) || T[net]
 algorithm guarded(k: int, m: bytes) = if k > 0 then max i in 1..k: T[shm](m) else 0s
 algorithm huge(k: int) = sum i in k..k: 1s
 algorithm chans(c: channel, a: bytes, b: bytes) = T[c](a) || T[shm](b)
+algorithm pair(a: bytes, b: bytes) = T[shm](a) || T[shm](b)
 '''
 
 
@@ -118,6 +119,21 @@ def test_array_if_evaluates_each_branch_only_where_taken(module, prof):
     want = [h.evaluate(prof, k=int(x), m=1000.0) for x in k]
     assert list(got) == want == [0.0, pytest.approx(Tshm(1000)), pytest.approx(Tshm(1000))]
     assert list(h.compile(prof).batch(k=k, m=1000.0)) == want
+
+
+def test_array_a2_never_looks_up_an_increment_it_drops(module):
+    # equal sizes leave a zero increment; on a grid starting at 1 B with out_of_grid = "error"
+    # looking it up would fail, and no scalar evaluation looks it up
+    grid = [1.0, 1e6]
+    strict = synthetic_profile(tables={"o": {"shm": {"m": grid, "values": [O, O]}},
+                                       "L": {"shm": {"m": grid, "tau": TAU,
+                                                     "values": [[A_SHM * m * t for t in TAU] for m in grid]}}})
+    strict = strict.with_interpolation(out_of_grid="error")
+    h = module[0]["pair"]
+    a, b = np.array([100.0, 100.0]), np.array([100.0, 300.0])
+    want = [h.evaluate(strict, a=x, b=y) for x, y in zip(a, b)]
+    assert list(h.evaluate(strict, a=a, b=b)) == pytest.approx(want, rel=1e-12)
+    assert list(h.compile(strict).batch(a=a, b=b)) == pytest.approx(want, rel=1e-12)
 
 
 def test_reduction_bounds_beyond_2_53_are_the_same_error_in_every_engine(module, prof):
