@@ -12,9 +12,9 @@ that make the uninterpreted parts sound:
 * **transmissions** ``A ‖ T^c(m)`` are uninterpreted functions ``T(c, m, conc)`` (the notation
   keeps them whole), non-negative and monotone in the concurrency; with *A1* on, additive in the
   size for a fixed concurrency (ground instances over pairs of occurring applications).
-* **parallel compositions** are encoded exactly as the interpreter evaluates them: lock-step
-  phases, A2 within a channel (sizes sorted — directly when they are numerals, by a case split
-  over the orderings otherwise, up to five items), A3 (max) across channels.
+* **parallel compositions** are encoded through the one τ-Lop reduction the engines evaluate
+  (:func:`tlop.ir.taulop.expand_parcomp`): lock-step phases, A2 within a channel in rank form
+  (``If`` terms for orders not known), A3 (max) across channels.
 * ``floor`` is exact (``to_int``), ``ceil x = −floor(−x)``; ``x^k`` for a small integer numeral
   ``k`` is a product; ``2^x`` and ``log2`` are uninterpreted functions with sound ground facts
   (``2^0 = 1``, ``2^(t+1) = 2·2^t`` for integer t, positivity, monotonicity, ``log2(2^t) = t``,
@@ -39,6 +39,8 @@ from typing import Callable, Optional
 import z3
 
 from tlop import ir
+from tlop.ir.taulop import expand_parcomp
+from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "CostVar", "z3_value"]
@@ -99,7 +101,7 @@ def _num(e: z3.ArithRef):
 R = z3.RealSort()
 
 
-class Encoder:
+class Encoder(ExprFunctor):
     """Encodes IR of one program into Z3; one instance per proof obligation (it accumulates
     facts).  ``int_vars`` names the variables of integer type; ``tables`` adds schematic table
     signatures (rules use names like ``?L``) to the program's."""
@@ -167,11 +169,8 @@ class Encoder:
         return out
 
     # ------------------------------------------------------------------ core
-    def _e(self, e, env, conc):
-        m = getattr(self, "_e_" + type(e).__name__, None)
-        if m is None:
-            raise TlopError(f"cannot encode {type(e).__name__} for Z3", getattr(e, "span", None))
-        return m(e, env, conc)
+    visit_prefix = "_e_"
+    _e = ExprFunctor.visit
 
     def _e_Num(self, e, env, conc):
         v = e.value
@@ -423,74 +422,9 @@ class Encoder:
         raise TlopError("a concurrent transmission item outside a parallel composition", e.span)
 
     def _e_ParComp(self, e, env, conc):
-        phases = max(len(op) for op in e.operands)
-        total = z3.RealVal(0)
-        for k in range(phases):
-            groups: dict = {}
-            for op in e.operands:
-                if k >= len(op):
-                    continue
-                x = op[k]
-                ch = self._e(x.channel, env, conc)
-                key = (x.name, str(z3.simplify(ch)))
-                groups.setdefault(key, (x.name, ch, []))[2].append(
-                    (self._e(x.count, env, conc), self._e(x.size, env, conc)))
-            glist = list(groups.values())
-            symbolic = [g for g in glist if _num(g[1]) is None]
-            if symbolic and len(glist) > 1:
-                # channel identity is not known: A2 if they coincide, A3 if not
-                if len(glist) != 2 or glist[0][0] != glist[1][0]:
-                    raise TlopError("a parallel composition over more than two symbolic channels "
-                                    "cannot be encoded for Z3")
-                (n0, c0, i0), (n1, c1, i1) = glist
-                merged = self._a2(n0, c0, i0 + i1, conc)
-                a, b = self._a2(n0, c0, i0, conc), self._a2(n1, c1, i1, conc)
-                total = total + z3.If(c0 == c1, merged, z3.If(a > b, a, b))
-                continue
-            cost = None
-            for name, ch, items in glist:
-                c = self._a2(name, ch, items, conc)
-                cost = c if cost is None else z3.If(c > cost, c, cost)
-            total = total + cost
-        return total
-
-    def _a2_sorted(self, name, ch, items, conc):
-        """A2 for items already in ascending size order."""
-        out = z3.RealVal(0)
-        prev = z3.RealVal(0)
-        for j, (_, s) in enumerate(items):
-            carried = items[j][0]
-            for w, _ in items[j + 1:]:
-                carried = carried + w
-            d = s - prev
-            prev = s
-            kd = _num(d)
-            if kd is not None:
-                if kd > 0:
-                    out = out + self.transmit(name, ch, z3.simplify(d), conc * carried)
-                continue
-            out = out + z3.If(d > 0, self.transmit(name, ch, d, conc * carried), z3.RealVal(0))
-        return out
-
-    def _a2(self, name, ch, items, conc):
-        sizes = [_num(s) for _, s in items]
-        if all(v is not None for v in sizes):
-            order = sorted(range(len(items)), key=lambda i: sizes[i])  # stable, like numpy's
-            return self._a2_sorted(name, ch, [items[i] for i in order], conc)
-        if len(items) > 5:
-            raise TlopError(f"parallel composition of {len(items)} symbolic sizes on one channel is too "
-                            "large to encode for Z3")
-        perms = list(itertools.permutations(range(len(items))))
-        out = None
-        for p in reversed(perms):
-            cost = self._a2_sorted(name, ch, [items[i] for i in p], conc)
-            if out is None:
-                out = cost
-                continue
-            cond = z3.And(*[items[p[i]][1] <= items[p[i + 1]][1] for i in range(len(p) - 1)]) \
-                if len(p) > 1 else z3.BoolVal(True)
-            out = z3.If(cond, cost, out)
-        return out
+        """The shared τ-Lop reduction (:func:`tlop.ir.taulop.expand_parcomp`), encoded like any
+        other expression: its residual ``if`` tests become ``z3.If`` terms."""
+        return self._e(expand_parcomp(e).expr, env, conc)
 
     # ------------------------------------------------------------------ axioms (ground instances)
     def _table_axioms(self):

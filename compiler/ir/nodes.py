@@ -32,10 +32,11 @@ Semantics of the τ-Lop nodes (000 §3, 002 §3; see docs/semantics):
     Parallel composition ``x1 ‖ x2 ‖ …`` of *transmission sequences*.  Every operand is a tuple
     of :class:`Xmit` items (a transmission with a multiplicity, ``A ‖ T^c(m)``).  Operands run
     in lock step: phase ``k`` is the ``k``-th item of every operand that has one.  Inside a phase
-    the items are grouped by channel; on one channel, with sizes sorted ``m1 ≤ … ≤ mn`` and
-    multiplicities ``w1 … wn``, A2 gives ``Σ_j (w_j + … + w_n) ‖ T(m_j − m_{j−1})`` with
-    ``m_0 = 0`` and terms of zero size dropped; across channels A3 gives the maximum.  The cost
-    is the sum over phases.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
+    the items are grouped by channel (whatever their names); on one channel, with sizes sorted
+    ``m1 ≤ … ≤ mn`` and multiplicities ``w1 … wn``, A2 gives ``Σ_j (w_j + … + w_n) ‖ X_j(m_j −
+    m_{j−1})`` with ``m_0 = 0``, ``X_j`` item j's own transmission and increments ``≤ 0`` dropped;
+    across channels A3 gives the maximum.  The cost is the sum over phases.  Defined once, by
+    :func:`tlop.ir.taulop.expand_parcomp`, which every engine evaluates.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
     result is the lock-step upper bound.)
 """
 
