@@ -14,7 +14,7 @@ import time
 from tlop import ir
 from tlop.frontend.claims import parse_claim, parse_condition
 from tlop.runtime.diagnostics import TlopError
-from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES
+from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES, assumptions_text
 
 __all__ = ["add_rules_arguments", "run_rules", "add_explain_arguments", "run_explain",
            "add_prove_arguments", "run_prove"]
@@ -206,7 +206,7 @@ def run_prove(args, load) -> int:
         label = args.claim + (f"  [{', '.join(f'{k} = {v:g}' for k, v in point.items())}]" if point else "")
         o = attempt(point)
         if o.ok:
-            print(f"proved ({o.mode}) in {o.seconds:.2f} s: {label}")
+            print(f"proved ({o.mode}) in {o.seconds:.2f} s, {assumptions_text(o.assumptions)}: {label}")
             continue
         failed += 1
         if o.status == "refuted":
