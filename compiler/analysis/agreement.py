@@ -53,6 +53,7 @@ class ProfileCheck:
     original: Optional[float] = None     # both costs at ``worst`` (None: it failed there)
     rewritten: Optional[float] = None
     failure: str = ""                    # the error of the side that failed at ``worst``
+    skipped_error: str = ""              # the first error of a skipped point
     grid: dict = field(default_factory=dict)  # parameter -> number of values tried
 
     @property
@@ -61,7 +62,8 @@ class ProfileCheck:
 
     def render(self) -> str:
         if self.points == 0 and not self.failure:
-            return f"not checked on {self.profile}: no point of its grid evaluates"
+            why = f" ({self.skipped_error})" if self.skipped_error else ""
+            return f"not checked on {self.profile}: neither cost evaluates at any point of its grid{why}"
         where = ", ".join(f"{k} = {v}" for k, v in (self.worst or {}).items())
         if self.ok:
             return (f"agrees on {self.profile}: max relative difference {self.max_rel:.2g} over "
@@ -141,7 +143,7 @@ def grid_values(p: ir.ParamSig, program: ir.Program, profile, sizes, taus, per_a
     if p.type == "bytes":
         base = list(sizes) or [0.0, 1.0, 1024.0, 1048576.0]
     elif p.type == "int":
-        base = [float(t) for t in taus if float(t).is_integer()] + [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+        base = [float(t) for t in taus if float(t).is_integer()] + [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0]
     elif p.type == "time":
         base = [0.0, 1e-6, 1e-3, 1.0]
     else:
@@ -215,6 +217,7 @@ def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir
             (va, ea), (vb, eb) = a[i], b[i]
             if ea is not None and eb is not None:
                 out.skipped += 1
+                out.skipped_error = out.skipped_error or ea
                 continue
             if ea is not None or eb is not None:
                 if out.failure:
