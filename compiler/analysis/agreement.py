@@ -50,6 +50,7 @@ class ProfileCheck:
     skipped: int = 0                     # points where both sides failed to evaluate
     max_rel: float = 0.0                 # the largest relative difference seen
     worst: Optional[dict] = None         # the point of ``max_rel`` (parameter -> value text)
+    worst_values: Optional[dict] = None  # the same point as numbers (parameter -> float)
     original: Optional[float] = None     # both costs at ``worst`` (None: it failed there)
     rewritten: Optional[float] = None
     failure: str = ""                    # the error of the side that failed at ``worst``
@@ -231,6 +232,7 @@ def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir
                 out.max_rel = r
             out.original, out.rewritten = va, vb
             vals = {**env, **{p.name: cols[p.name][i] for p in numeric}}
+            out.worst_values = {p.name: float(vals[p.name]) for p in params}
             out.worst = {p.name: _fmt_value(p, vals[p.name], program) for p in params}
     return out
 

@@ -172,9 +172,9 @@ def _shown_expression(args, program, alg, profile=None):
     if not check.ok and check.points:
         rest = table_assumptions(used)
         if rest:
-            notes.append(f"these tables do not satisfy {', '.join(rest)}: "
-                         + " ".join(f"--no {n}" for n in rest if n in ("linearity", "A1"))
-                         + " shows a form without it")
+            flags = " ".join(f"--no {n}" for n in rest if n in ("linearity", "A1"))
+            notes.append(f"the rewrite assumes {', '.join(rest)}"
+                         + (f"; {flags} gives a form that does not" if flags else ""))
     return expr, notes, check.ok
 
 
