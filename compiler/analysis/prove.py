@@ -91,6 +91,10 @@ def _check(facts, goal, timeout_ms):
     return "unknown", None
 
 
+#: time for each check that tries to drop a model assumption from a finished proof
+MINIMIZE_TIMEOUT_MS = 2000
+
+
 def _check_tracked(groups: dict, base: list, goal, timeout_ms):
     """Prove ``base ∧ groups → goal`` and find which model assumptions the proof needs.
 
@@ -116,6 +120,9 @@ def _check_tracked(groups: dict, base: list, goal, timeout_ms):
         return "unknown", None, ()
     core_ids = {str(c) for c in s.unsat_core()}
     used = [n for n, lit in lits.items() if str(lit) in core_ids]
+    # shrink: a group whose removal keeps the proof is not needed; a check that does not finish
+    # quickly keeps the group (over-reporting an assumption is safe, under-reporting is not)
+    s.set("timeout", min(timeout_ms, MINIMIZE_TIMEOUT_MS))
     for name in list(used):
         rest = [lits[n] for n in used if n != name]
         if s.check(*rest) == z3.unsat:
