@@ -8,7 +8,9 @@ What it does:
   declares.  Rules over sums are proved by induction on their declared variable: a domain
   obligation (the side conditions imply ``n ≥ base``), a base case (every sum empty) and a step
   (each sum at ``n+1`` is its value at ``n`` plus the new term), as separate obligations.
-  Computed rules are proved on each declared instance.  ``unknown`` is a failure.
+  Computed rules are proved on each declared instance.  ``unknown`` is a failure.  A plain
+  rule's outcome names the model assumptions its proof needed (``tlop rules --verify`` fails a
+  rule that needs one it does not declare).
   :func:`condition_needed` drops one side condition and expects a counterexample.
 * :func:`validate` (translation validation) proves a simplified expression equal to the
   original under the axioms of the families used: symbolically (sums with symbolic bounds
@@ -203,9 +205,10 @@ def _verify_plain(rule, timeout_ms, drop):
     lhs = enc.encode(rule.lhs, env)
     rhs = enc.encode(rule.rhs, env)
     pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
-    status, model = _check(facts + pre + enc.all_facts(), lhs == rhs, timeout_ms)
+    math, groups = _split_groups(enc)
+    status, model, used = _check_tracked(groups, facts + pre + math, lhs == rhs, timeout_ms)
     cex = _counterexample(model, shown, lhs, rhs, enc) if model is not None else None
-    return Outcome(status, counterexample=cex, obligations=[("equality", status)])
+    return Outcome(status, counterexample=cex, obligations=[("equality", status)], assumptions=used)
 
 
 def _verify_induction(rule, timeout_ms, drop):
