@@ -60,7 +60,7 @@ def test_first_failure_is_reported_in_point_order():
     # comparison, so the if picks a side), a NaN result (log2 of a negative x), an argument
     # outside its constraint
     mod = tlop.loads('import "taulop/platform.tlop"\n'
-                     'algorithm f(P: int >= 1, x: real) = (if (max i in 1 .. P - 2: i) > 0 then 1 else 2) + log2(x)\n')
+                     'algorithm f(P: int >= 1, x: real) = ((if (max i in 1 .. P - 2: i) > 0 then 1 else 2) + log2(x)) * 1s\n')
     ev = compile_algorithm(mod.program, "f", tlop.default_profile())
     assert ev(P=5, x=4.0) == 3.0
     cases = [
@@ -81,8 +81,8 @@ def test_first_failure_is_reported_in_point_order():
 
 
 def test_power_of_two_shortcut_is_exact():
-    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm f(y: real) = 2 ^ y\n'
-                     'algorithm g(P: int >= 1) = sum i in -1080 .. P: 2 ^ i\n')
+    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm f(y: real) = 2 ^ y * 1s\n'
+                     'algorithm g(P: int >= 1) = sum i in -1080 .. P: 2 ^ i * 1s\n')
     prof = tlop.default_profile()
     f = compile_algorithm(mod.program, "f", prof)
     ys = [-1100.0, -1075.0, -1074.0, -1050.0, -1023.0, -1022.0, -0.0, 0.0, 1.0, 52.0, 1023.0, 1024.0,
@@ -169,7 +169,7 @@ def test_many_tables_and_parameters_fall_back_cleanly():
     n = 40  # more parameters than the native wrapper takes: the ctypes path answers
     params = ", ".join(f"a{k}: real = {k}" for k in range(n))
     body = " + ".join(f"a{k}" for k in range(n))
-    mod = tlop.loads(f'import "taulop/platform.tlop"\nalgorithm f({params}) = {body}\n')
+    mod = tlop.loads(f'import "taulop/platform.tlop"\nalgorithm f({params}) = ({body}) * 1s\n')
     ev = compile_algorithm(mod.program, "f", make_profile())
     assert ev() == sum(range(n)) and ev(a3=10.0) == sum(range(n)) + 7
     assert _same(ev.batch(a0=np.array([1.0, 2.0])), [sum(range(n)) + 1, sum(range(n)) + 2])

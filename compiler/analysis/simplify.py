@@ -229,13 +229,14 @@ class Simplifier:
         return e
 
     def _rw(self, e: ir.Expr, ctx: Context) -> ir.Expr:
-        key = (e, ctx.facts, ctx.int_vars)
+        # the type is part of the key: equality ignores it, and 1 (int) must not become 1B
+        key = (e, e.ty, ctx.facts, ctx.int_vars)
         got = self._memo.get(key)
         if got is not None:
             return got
         out = self._rw_node(e, ctx)
         self._memo[key] = out
-        self._memo[(out, ctx.facts, ctx.int_vars)] = out
+        self._memo[(out, out.ty, ctx.facts, ctx.int_vars)] = out
         return out
 
     def _rw_children(self, e: ir.Expr, ctx: Context) -> ir.Expr:

@@ -29,7 +29,8 @@ from typing import Any, Mapping, Optional
 
 from tlop import ir
 from tlop.runtime.diagnostics import Diagnostic, TlopError
-from tlop.runtime.units import split_quantity, unit_factor, unit_kind
+from tlop.ir.types import Type, parse_type
+from tlop.runtime.units import split_quantity, unit_dimension
 
 __all__ = ["bind_arguments", "parse_cli_value", "constraint_mask", "Binder", "binder_for", "PARAM_KINDS",
            "ParamKind"]
@@ -72,7 +73,9 @@ def _kind(ptype: str) -> ParamKind:
 
 
 def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> float:
-    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``."""
+    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``,
+    or a rate such as ``0.2ns/B`` for a ``time/bytes`` parameter (the unit must have the
+    parameter's dimension; a plain number is in seconds and bytes)."""
     kind = _kind(ptype)
     if kind.channel:
         if program is not None and text in program.channels:
@@ -83,14 +86,19 @@ def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> fl
     if q is None:
         raise TlopError(f"{name}={text}: not a number (examples: 16, 1MiB, 64KiB, 2.5us)")
     value, unit = q
-    ukind = unit_kind(unit)
-    if ukind is None:
+    dim = unit_dimension(unit)
+    if dim is None:
         raise TlopError(f"{name}={text}: unknown unit '{unit}'")
-    if ukind != "number" and kind.unit not in ("*", ukind):
-        if kind.unit is None:
+    factor, t_exp, b_exp = dim
+    want = parse_type(ptype)
+    if unit and want is not None and want.is_num:
+        if want.dimensionless:
             raise TlopError(f"{name}={text}: {name} is {ptype} and takes no unit")
-        raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {ukind}")
-    return value * unit_factor(unit)
+        if (want.time, want.bytes) != (t_exp, b_exp):
+            got = Type("num", t_exp, b_exp)
+            what = "a plain number" if got.dimensionless else str(got)
+            raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {what}")
+    return value * factor
 
 
 def _eval_const(e: ir.Expr) -> float:

@@ -84,6 +84,7 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
             raise TlopError(f"cannot tell the type of '{name}': pass it to an algorithm parameter, "
                             f"or declare it with --var {name}:TYPE", _name_span(expr, name))
     modules = list(module.elaborated.modules)
+    elaborate_expression(modules, expr, types)  # both sides of one dimension (errors with spans)
     lhs, _ = elaborate_expression(modules, expr.lhs, types)
     rhs, _ = elaborate_expression(modules, expr.rhs, types)
     facts = []
