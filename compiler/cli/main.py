@@ -118,9 +118,14 @@ def cmd_show(args) -> int:
 
     m = _load(args.file)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
+    if args.raw and args.profile:
+        raise TlopError("--profile checks a simplified cost against the original; it does not combine with --raw")
+    profile = _profile(args) if args.profile else None
+    status = 0
     for i, name in enumerate(names):
         h = m[name]
-        expr, note = _shown_expression(args, m.program, h.ir)
+        expr, notes, ok = _shown_expression(args, m.program, h.ir, profile)
+        status = status if ok else 1
         sig = ", ".join(_signature(p, m.program) for p in h.params)
         if i:
             print()
@@ -132,16 +137,19 @@ def cmd_show(args) -> int:
         else:
             print(f"{name}({sig}) =")
             print(f"    {format_text(expr, m.program)}")
-        if note:
+        for note in notes:
             print(f"    [{note}]")
-    return 0
+    return status
 
 
-def _shown_expression(args, program, alg):
-    """The expression ``show`` prints: simplified (all model families unless --no), validated
-    with Z3 under --verify (falling back to the original on failure), or --raw."""
+def _shown_expression(args, program, alg, profile=None):
+    """``(expression, notes, ok)`` for ``show``: the expression simplified (all model families
+    unless --no), validated with Z3 under --verify (falling back to the original on failure), or
+    --raw; the notes say which model assumptions it rests on and, with a profile, whether it
+    agrees with the original on that profile's tables (``ok`` False when it does not)."""
     if args.raw:
-        return alg.body, ""
+        return alg.body, [], True
+    from tlop.analysis.rules.catalogue import assumptions_text, table_assumptions
     from tlop.analysis.simplify import DEFAULT_FAMILIES
 
     families = DEFAULT_FAMILIES - set(args.no)
@@ -150,11 +158,32 @@ def _shown_expression(args, program, alg):
 
         v = simplify_validated(program, alg, families=families)
         if v.fell_back:
-            return v.expr, f"translation validation failed ({v.outcome.status}); showing the original"
-        return v.expr, f"validated: {v.outcome.mode}"
-    from tlop.analysis.simplify import PassManager, context_for
+            return v.expr, [f"translation validation failed ({v.outcome.status}); showing the original"], True
+        if v.outcome.mode == "unchanged":
+            return v.expr, ["validated: unchanged"], True
+        expr, used = v.expr, v.outcome.assumptions
+        notes = [f"validated: {v.outcome.mode}, {assumptions_text(used)}"]
+    else:
+        from tlop.analysis.simplify import PassManager, context_for
 
-    return PassManager(context_for(program, alg, families=families)).run(alg.body).expr, ""
+        res = PassManager(context_for(program, alg, families=families)).run(alg.body)
+        if res.expr == alg.body:
+            return res.expr, [], True
+        expr, used = res.expr, res.assumptions
+        notes = [f"simplified, {assumptions_text(used)}"]
+    if profile is None:
+        return expr, notes, True
+    from tlop.analysis.agreement import check_on_profile
+
+    check = check_on_profile(program, alg, expr, profile)
+    notes.append(check.render())
+    if not check.ok and check.points:
+        rest = table_assumptions(used)
+        if rest:
+            flags = " ".join(f"--no {n}" for n in rest if n in ("linearity", "A1"))
+            notes.append(f"the rewrite assumes {', '.join(rest)}"
+                         + (f"; {flags} gives a form that does not" if flags else ""))
+    return expr, notes, check.ok
 
 
 def _signature(p, program) -> str:
@@ -504,6 +533,10 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                    help="prove the simplified expression equal to the original with Z3 (translation validation)")
     p.add_argument("--no", action="append", default=[], choices=("linearity", "A1", "A2", "A3"),
                    help="do not simplify with this model assumption (repeatable), e.g. --no A1")
+    p.add_argument("--profile", help="also check that the simplified and the original cost agree on this "
+                                     "profile's tables (its message sizes and τ values); bundled name or path")
+    p.add_argument("--bind", action="append", metavar="CH=PCH",
+                   help="with --profile: bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.set_defaults(run=cmd_show)
 
     p = sub.add_parser("eval", help="evaluate an algorithm at one point")
