@@ -1,8 +1,9 @@
 // The .tlop language: cost expressions of parallel algorithms (τ-Lop, LogGP, pLogP, postal, max-rate).
 //
-// Cost-expression layer.  The schedule layer (stages / par / seq / send / config / over) is
-// reserved: its keywords are tokens already, so no user program can use them as names, and the
-// rules that use them come with the schedules issue.
+// Cost expressions and the schedule layer (stage / stages / par / seq / send / compute / reduce,
+// algorithms `over` a process mapping; docs/language.rst).  Soft words that are not reserved: the
+// channel attributes (`within node`, `between nodes`, `contention KEY`), `mapping` after `over`,
+// and `weight` after a send's size; the builder checks their spelling.
 //
 // Regenerate the parser with grammar/generate.sh (ANTLR 4.13.2); the result goes to grammar/_antlr.
 
@@ -17,14 +18,18 @@ decl
 declBody
     : 'model' name=ID                                                               # modelDecl
     | 'import' path=STRING                                                          # importDecl
-    | 'channel' name=ID                                                             # channelDecl
+    | 'channel' name=ID attrs+=ID*                                                  # channelDecl
     | 'table' name=ID channelParam? '(' paramList? ')' '->' result=typeRef          # tableDecl
     | 'param' name=ID channelParam? ':' type=typeRef                                # paramDecl
     | 'transmission' name=ID '[' channel=ID ']' '(' size=ID ')'
           ('via' via=ID)? '=' body=expr                                             # transmissionDecl
     | 'def' name=ID '(' paramList? ')' ('->' result=typeRef)? '=' body=expr         # defDecl
-    | 'algorithm' name=ID '(' paramList? ')' ('->' result=typeRef)? '=' body=expr   # algorithmDecl
+    | 'algorithm' name=ID '(' paramList? ')' ('->' result=typeRef)? over=overClause?
+          '=' body=expr                                                             # algorithmDecl
     ;
+
+// `over map: mapping` or `over mapping`: the algorithm is evaluated with a process mapping.
+overClause : 'over' (name=ID ':')? kind=ID ;
 
 channelParam : '[' name=ID ':' type=typeRef ']' ;
 
@@ -42,7 +47,8 @@ compareOp : '<' | '<=' | '>' | '>=' | '==' | '!=' ;
 
 // ---------------------------------------------------------------------------- expressions
 // Loosest to tightest: let/if/sum (extend as far right as possible), or, and, not, comparison,
-// + -, ‖ (||), * / %, unary -, ^ (right associative), postfix (calls, lookups), atoms.
+// xor, &, << >>, + -, ‖ (||), * / % div, unary -, ^ (right associative), postfix (calls,
+// lookups), atoms (numbers, names, parentheses, schedules).
 
 expr
     : 'let' name=ID '=' value=expr 'in' body=expr                                   # letExpr
@@ -60,13 +66,19 @@ notExpr
     | comparison                                                                    # notPass
     ;
 
-comparison : additive (compareOp additive)? ;
+comparison : bitXor (compareOp bitXor)? ;
+
+bitXor : bitAnd ('xor' bitAnd)* ;
+
+bitAnd : shift ('&' shift)* ;
+
+shift : additive (ops+=('<<' | '>>') additive)* ;
 
 additive : concurrent (ops+=('+' | '-') concurrent)* ;
 
 concurrent : multiplicative ('||' multiplicative)* ;
 
-multiplicative : unary (ops+=('*' | '/' | '%') unary)* ;
+multiplicative : unary (ops+=('*' | '/' | '%' | 'div') unary)* ;
 
 unary
     : '-' unary                                                                     # negate
@@ -91,11 +103,27 @@ atom
     : NUMBER                                                                        # number
     | ID                                                                            # name
     | '(' inner=expr ')'                                                            # paren
+    | 'stage' '{' items+=item* '}'                                                  # stageAtom
+    | 'stages' var=ID 'in' lo=expr '..' hi=expr '{' items+=item* '}'                # stagesAtom
+    ;
+
+// ---------------------------------------------------------------------------- schedules
+// The items of a stage.  `par` bindings start concurrent sequences, `seq` and `{ … }` append to
+// the current sequence in order; the items at the top of a stage are concurrent.
+
+item
+    : 'par' var=ID 'in' lo=expr '..' hi=expr ('where' cond=expr)? ':' body=item     # parItem
+    | 'seq' var=ID 'in' lo=expr '..' hi=expr ('where' cond=expr)? ':' body=item     # seqItem
+    | 'send' src=expr '->' dst=expr ':' size=expr (kw=ID weight=expr)?              # sendItem
+    | 'compute' rank=expr ':' cost=expr                                             # computeItem
+    | 'reduce' rank=expr ':' size=expr                                              # reduceItem
+    | '{' items+=item* '}'                                                          # blockItem
     ;
 
 // ---------------------------------------------------------------------------- reserved words
-// The schedule layer's keywords, reserved now so later issues break no program.
-reserved : 'stages' | 'stage' | 'par' | 'seq' | 'send' | 'config' | 'over' | 'where' ;
+// Words no program can use as names (`config` is kept for a later issue).
+reserved : 'stages' | 'stage' | 'par' | 'seq' | 'send' | 'compute' | 'reduce' | 'config' | 'over' | 'where'
+         | 'div' | 'xor' ;
 
 // ---------------------------------------------------------------------------- tokens
 

@@ -2,8 +2,9 @@
 
 Hypothesis builds random ASTs — every operator at every precedence, unary minus and ``not``,
 ``||`` and ``^`` chains in both associations, let/if/sum/max/min binders in every position,
-calls with channels and named arguments, literals with units, compound types, every kind of
-declaration — prints them and parses the text back."""
+calls with channels and named arguments, literals with units, compound types, schedules (stages
+with par/seq/send/compute/reduce items and blocks), every kind of declaration (channels with
+placement and contention, algorithms over a mapping) — prints them and parses the text back."""
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -13,8 +14,9 @@ from tlop.frontend.unparse import unparse, unparse_expr
 
 KEYWORDS = {"let", "in", "if", "then", "else", "sum", "max", "min", "or", "and", "not", "model", "import",
             "channel", "table", "param", "transmission", "def", "algorithm", "via", "stages", "stage",
-            "par", "seq", "send", "config", "over", "where"}
-BINARY = ["+", "-", "*", "/", "%", "^", "||", "<", "<=", ">", ">=", "==", "!=", "and", "or"]
+            "par", "seq", "send", "config", "over", "where", "compute", "reduce", "div", "xor"}
+BINARY = ["+", "-", "*", "/", "%", "^", "||", "<", "<=", ">", ">=", "==", "!=", "and", "or",
+          "div", "xor", "&", "<<", ">>"]
 UNITS = ["", "", "", "B", "KiB", "MB", "us", "µs", "ns", "s", "GiB"]
 TYPES = ["int", "real", "bytes", "time", "cost", "channel", "bool", "time/bytes", "bytes^2", "real/time",
          "time*bytes^-2", "bytes/time"]
@@ -29,6 +31,27 @@ numbers = st.builds(
 leaves = st.one_of(numbers, st.builds(A.Name, names))
 
 
+# the expressions inside stage items: operators and binders (which must stop before '->', ':',
+# 'where' and 'weight')
+item_exprs = st.recursive(leaves, lambda sub: st.one_of(
+    st.builds(A.Binary, st.sampled_from(BINARY), sub, sub),
+    st.builds(A.Unary, st.sampled_from(["-", "not"]), sub),
+    st.builds(A.LetIn, names, sub, sub),
+    st.builds(A.IfThen, sub, sub, sub),
+    st.builds(A.Reduction, st.sampled_from(["sum", "max", "min"]), names, sub, sub, sub),
+), max_leaves=4)
+_item_leaf = st.one_of(
+    st.builds(A.SendItem, item_exprs, item_exprs, item_exprs, st.one_of(st.none(), item_exprs)),
+    st.builds(A.ComputeItem, st.sampled_from(["compute", "reduce"]), item_exprs, item_exprs),
+)
+_item = st.recursive(_item_leaf, lambda inner: st.one_of(
+    st.builds(A.LoopItem, st.sampled_from(["par", "seq"]), names, item_exprs, item_exprs,
+              st.one_of(st.none(), item_exprs), inner),
+    st.builds(A.BlockItem, st.lists(inner, max_size=3).map(tuple)),
+), max_leaves=4)
+ITEMS = st.lists(_item, max_size=3).map(tuple)
+
+
 def _compound(sub):
     args = st.lists(st.builds(A.Arg, st.one_of(st.none(), names), sub), max_size=3).map(tuple)
     return st.one_of(
@@ -40,7 +63,11 @@ def _compound(sub):
         st.builds(A.LetIn, names, sub, sub),
         st.builds(A.IfThen, sub, sub, sub),
         st.builds(A.Reduction, st.sampled_from(["sum", "max", "min"]), names, sub, sub, sub),
+        st.builds(A.Stage, ITEMS),
+        st.builds(A.Stages, names, sub, sub, ITEMS),
     )
+
+
 
 
 exprs = st.recursive(leaves, _compound, max_leaves=25)
@@ -64,12 +91,14 @@ paths = st.text(st.sampled_from(list("abc/._-é\\\"")), max_size=12)
 decls = st.one_of(
     st.builds(A.ModelDecl, names, docs),
     st.builds(A.ImportDecl, paths, docs),
-    st.builds(A.ChannelDecl, names, docs),
+    st.builds(A.ChannelDecl, names, docs, st.sampled_from([None, "within", "between"]),
+              st.sampled_from([None, "node", "dst_node", "src_node", "either"])),
     st.builds(A.TableDecl, names, channel_params, param_lists, types, docs),
     st.builds(A.ParamDecl, names, channel_params, types, docs),
     st.builds(A.TransmissionDecl, names, names, names, st.one_of(st.none(), names), exprs, docs),
     st.builds(A.DefDecl, names, param_lists, st.one_of(st.none(), types), exprs, docs),
-    st.builds(A.AlgorithmDecl, names, param_lists, st.one_of(st.none(), types), exprs, docs),
+    st.builds(A.AlgorithmDecl, names, param_lists, st.one_of(st.none(), types), exprs, docs,
+              st.one_of(st.none(), st.just("mapping"), names)),
 )
 modules = st.lists(decls, min_size=1, max_size=5).map(lambda ds: A.Module(tuple(ds)))
 

@@ -118,6 +118,72 @@ class Reduction(Expr):
     var_span: Optional[Span] = _span()
 
 
+# ----------------------------------------------------------------------------- schedules
+
+@dataclass(frozen=True)
+class Stage(Expr):
+    """``stage { item … }``: one concurrent set of sequences (a time)."""
+    items: tuple
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Stages(Expr):
+    """``stages k in lo .. hi { item … }``: the sum over ``k`` of ``stage { item … }``."""
+    var: str
+    lo: Expr
+    hi: Expr
+    items: tuple
+    span: Optional[Span] = _span()
+    var_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class Item(Node):
+    """Base of the items of a stage."""
+
+
+@dataclass(frozen=True)
+class LoopItem(Item):
+    """``par p in lo .. hi where cond: item`` (``kind`` ``par``) or ``seq q in …`` (``seq``);
+    ``where`` is None when absent."""
+    kind: str
+    var: str
+    lo: Expr
+    hi: Expr
+    where: Optional[Expr]
+    body: Item
+    span: Optional[Span] = _span()
+    var_span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class SendItem(Item):
+    """``send src -> dst : size`` or ``send src -> dst : size weight w``."""
+    src: Expr
+    dst: Expr
+    size: Expr
+    weight: Optional[Expr] = None
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class ComputeItem(Item):
+    """``compute rank : cost`` (``kind`` ``compute``, a time) or ``reduce rank : size``
+    (``kind`` ``reduce``: the platform's γ(size))."""
+    kind: str
+    rank: Expr
+    amount: Expr
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class BlockItem(Item):
+    """``{ item … }``: the items one after another in the current sequence."""
+    items: tuple
+    span: Optional[Span] = _span()
+
+
 # ----------------------------------------------------------------------------- declarations
 
 @dataclass(frozen=True)
@@ -163,9 +229,13 @@ class ImportDecl(Decl):
 
 @dataclass(frozen=True)
 class ChannelDecl(Decl):
-    """``channel shm``."""
+    """``channel shm``, ``channel shm within node contention node``, ``channel net between nodes
+    contention dst_node``: ``placement`` is ``"within"`` (intra-node), ``"between"``
+    (inter-node) or None; ``contention`` the key of the transfers that share the channel."""
     name: str
     docs: tuple = ()
+    placement: Optional[str] = None
+    contention: Optional[str] = None
     span: Optional[Span] = _span()
 
 
@@ -216,12 +286,15 @@ class DefDecl(Decl):
 
 @dataclass(frozen=True)
 class AlgorithmDecl(Decl):
-    """``algorithm binomial_bcast(P: int >= 1, m: bytes, c: channel = shm) = …``."""
+    """``algorithm binomial_bcast(P: int >= 1, m: bytes, c: channel = shm) = …``; ``over`` is the
+    name of the process mapping of ``… over map: mapping = …`` (``"mapping"`` for ``over
+    mapping``), None without one."""
     name: str
     params: tuple
     result: Optional[TypeRef]
     body: Expr
     docs: tuple = ()
+    over: Optional[str] = None
     span: Optional[Span] = _span()
 
 

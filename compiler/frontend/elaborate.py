@@ -37,6 +37,8 @@ from tlop.runtime.units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
 __all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
 
 TYPES = ("int", "real", "bytes", "time", "channel", "bool", "cost")
+#: the platform table ``reduce p : m`` reads: the cost γ(m) of reducing m bytes
+GAMMA = "gamma"
 ERR = T.ERROR
 
 
@@ -81,6 +83,7 @@ class _Elaborator:
         self.callables: dict[str, _DefInfo] = {}
         self.model = ""
         self.decl_model: dict[str, str] = {}
+        self.channel_info: dict[str, ir.ChannelInfo] = {}
 
     # ================================================================= declarations
     def collect(self):
@@ -110,6 +113,8 @@ class _Elaborator:
                 self.globals[d.name] = d
                 if isinstance(d, A.ChannelDecl):
                     self.channels.append(d.name)
+                    if d.placement is not None or d.contention is not None:
+                        self.channel_info[d.name] = ir.ChannelInfo(d.placement, d.contention)
         for d in self.globals.values():
             if isinstance(d, A.TableDecl):
                 self._table(d)
@@ -360,6 +365,8 @@ class _Elaborator:
                 b, tb = self._fit(b, tb, e.rhs, ta)
         if op in ir.LOGIC_OPS:
             rule = lambda: T.logic(op, ta, tb)  # noqa: E731
+        elif op in ir.INT_OPS:
+            rule = lambda: T.integer_op(op, ta, tb)  # noqa: E731
         elif op in ir.COMPARE_OPS:
             rule = lambda: T.compare(op, ta, tb)  # noqa: E731
         else:
@@ -448,6 +455,8 @@ class _Elaborator:
         name = e.callee
         if name in ir.FUNCTIONS and name not in self.globals:
             return self._builtin(e, env)
+        if name == "node" and name not in self.globals and name not in env:
+            return self._node_of(e, env)
         d = self.globals.get(name)
         if d is None:
             for a in e.args:
@@ -589,6 +598,94 @@ class _Elaborator:
             return info.body, result
         return ir.Let(tuple(bindings), info.body, span=e.span, ty=result), result
 
+    # ================================================================= schedules
+    def _node_of(self, e: A.Call, env):
+        self._positional(e, "built-in function")
+        if e.channel is not None:
+            self.sink.error("'node' takes no channel index", e.channel.span)
+        if len(e.args) != 1:
+            self.sink.error(f"'node' takes 1 argument (a rank), got {len(e.args)}", e.span)
+            return ir.Num(0.0), ERR
+        rank = self._int_expr(e.args[0].value, env, "the rank of node(…)")
+        return ir.NodeOf(rank, span=e.span, ty=T.INT), T.INT
+
+    def _int_expr(self, sub: A.Expr, env, what: str):
+        node, t = self.expr(sub, env)
+        if t != T.INT and t != ERR:
+            self.sink.error(f"{what} must be an integer (int), found {t.describe()}", sub.span)
+        return node
+
+    def _Stage(self, e: A.Stage, env):
+        items = tuple(self._item(i, env) for i in e.items)
+        return ir.Stage(items, span=e.span, ty=T.TIME), T.TIME
+
+    def _Stages(self, e: A.Stages, env):
+        lo, tl = self.expr(e.lo, env)
+        hi, th = self.expr(e.hi, env)
+        for t, sub in ((tl, e.lo), (th, e.hi)):
+            self._rule(lambda: T.reduction_bound("stages", t), (sub,), sub.span)
+        inner = dict(env)
+        inner[e.var] = (ir.Var(e.var, ty=T.INT), T.INT)
+        items = tuple(self._item(i, inner) for i in e.items)
+        stage = ir.Stage(items, span=e.span, ty=T.TIME)
+        return ir.Reduce("sum", e.var, lo, hi, stage, span=e.span, ty=T.TIME), T.TIME
+
+    def _item(self, i: A.Item, env) -> ir.Expr:
+        """The IR of a stage item (typed ``item``)."""
+        if isinstance(i, A.LoopItem):
+            lo, tl = self.expr(i.lo, env)
+            hi, th = self.expr(i.hi, env)
+            for t, sub in ((tl, i.lo), (th, i.hi)):
+                self._rule(lambda: T.reduction_bound(i.kind, t), (sub,), sub.span)
+            inner = dict(env)
+            inner[i.var] = (ir.Var(i.var, ty=T.INT), T.INT)
+            if i.where is not None:
+                where, tw = self.expr(i.where, inner)
+                if tw not in (T.BOOL, ERR):
+                    self.sink.error(f"the 'where' of '{i.kind}' must be a condition (bool), found {tw.describe()}; "
+                                    f"compare it, e.g. 'where p % 2 == 0'", i.where.span)
+            else:
+                where = ir.Num(1.0, ty=T.BOOL)
+            body = self._item(i.body, inner)
+            return ir.Loop(i.kind, i.var, lo, hi, where, body, span=i.span, ty=T.ITEM)
+        if isinstance(i, A.SendItem):
+            src = self._int_expr(i.src, env, "the source rank of a send")
+            dst = self._int_expr(i.dst, env, "the destination rank of a send")
+            size, t = self.expr(i.size, env)
+            size, t = self._fit(size, t, i.size, T.BYTES)
+            if t not in (T.BYTES, ERR):
+                self.sink.error(f"the size of a send must be a size (B), found {t.describe()}", i.size.span)
+            if i.weight is not None:
+                weight, tw = self.expr(i.weight, env)
+                if tw != ERR and not (tw.is_num and tw.dimensionless):
+                    self.sink.error(f"the weight of a send must be a plain number (the transfers it counts "
+                                    f"for), found {tw.describe()}", i.weight.span)
+            else:
+                weight = ir.Num(1.0, ty=T.INT)
+            return ir.Send(src, dst, size, weight, span=i.span, ty=T.ITEM)
+        if isinstance(i, A.ComputeItem):
+            rank = self._int_expr(i.rank, env, f"the rank of '{i.kind}'")
+            if i.kind == "compute":
+                cost, t = self.expr(i.amount, env)
+                cost, t = self._fit(cost, t, i.amount, T.TIME)
+                if t not in (T.TIME, ERR):
+                    self.sink.error(f"the cost of 'compute' must be a time (s), found {t.describe()}", i.amount.span)
+                return ir.Compute(rank, cost, span=i.span, ty=T.ITEM)
+            size, t = self.expr(i.amount, env)
+            size, t = self._fit(size, t, i.amount, T.BYTES)
+            if t not in (T.BYTES, ERR):
+                self.sink.error(f"the size of 'reduce' must be a size (B), found {t.describe()}", i.amount.span)
+            sig = self.tables.get(GAMMA)
+            if sig is None or sig.channel_indexed or sig.tau_index is not None or sig.ty != T.TIME:
+                self.sink.error(f"'reduce' needs the platform's reduction cost table "
+                                f"'table {GAMMA}(m: bytes) -> time' (import a platform that declares it)", i.span)
+                return ir.Compute(rank, ir.Num(0.0, ty=T.TIME), span=i.span, ty=T.ITEM)
+            cost = ir.Lookup(GAMMA, None, (size,), span=i.span, ty=T.TIME)
+            return ir.Compute(rank, cost, span=i.span, ty=T.ITEM)
+        if isinstance(i, A.BlockItem):
+            return ir.Block(tuple(self._item(x, env) for x in i.items), span=i.span, ty=T.ITEM)
+        raise TypeError(f"not a stage item: {i!r}")
+
     # ================================================================= algorithms
     def algorithm(self, name: str) -> Optional[ir.Algorithm]:
         d = self.globals[name]
@@ -614,7 +711,14 @@ class _Elaborator:
             params.append(ir.ParamSig(pname, str(ptype), default, constraint, span=p.span,
                                       constraint_span=p.constraint_span))
         doc = "\n".join(d.docs)
-        return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span)
+        if d.over is not None:
+            if not any(pname == "P" and ptype == T.INT for pname, ptype in info.params):
+                self.sink.error(f"algorithm '{name}' runs over a process mapping, so it needs the process "
+                                f"count as its parameter 'P: int'", d.span)
+        elif info.body is not None and ir.has_schedule(info.body):
+            self.sink.error(f"algorithm '{name}' has a schedule (stages, or node(…)), which needs a process "
+                            f"mapping: declare it with 'over map: mapping' after the parameters", d.span)
+        return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span, over=d.over)
 
     @staticmethod
     def _param_env(info):
@@ -715,5 +819,5 @@ def elaborate(modules: list[LoadedModule]) -> Elaborated:
             algorithms[name] = el.algorithm(name)
     el.sink.raise_if_errors()
     program = ir.Program(tuple(el.channels), dict(el.tables), dict(el.scalars), transmissions, algorithms,
-                         el.model)
+                         el.model, dict(el.channel_info))
     return Elaborated(program, root_names, dict(el.globals), tuple(modules))

@@ -40,7 +40,26 @@ class _Collect(ErrorListener):
             text = offendingSymbol.text
             width = max(1, len(text))
         span = Span(self.source, line, column + 1, line, column + width)
+        if text in RESERVED and _expects_name(recognizer):
+            self.sink.error(f"'{text}' is a reserved word; choose another name", span)
+            return
         self.sink.error(_friendly(msg, text), span)
+
+
+#: words of the language that cannot be names (the grammar's keywords that look like names)
+RESERVED = frozenset({
+    "model", "import", "channel", "table", "param", "transmission", "via", "def", "algorithm", "let", "in",
+    "if", "then", "else", "sum", "max", "min", "or", "and", "not", "stages", "stage", "par", "seq", "send",
+    "compute", "reduce", "config", "over", "where", "div", "xor", "int", "real", "bytes", "time", "cost",
+    "bool"} - {"max", "min", "int", "real", "bytes", "time", "cost", "bool"})
+
+
+def _expects_name(recognizer) -> bool:
+    """Whether the parser, where it failed, would have accepted a name (ID)."""
+    try:
+        return TlopParser.ID in recognizer.getExpectedTokens()
+    except Exception:  # the lexer, or no state to ask: no opinion
+        return False
 
 
 def _friendly(msg: str, text) -> str:
@@ -78,11 +97,18 @@ def _split_number(text: str):
     return float(num), unit
 
 
+#: the soft words of a channel declaration: ``within node`` / ``between nodes`` and the
+#: contention keys after ``contention``
+CHANNEL_PLACEMENTS = {"within": "node", "between": "nodes"}
+CONTENTION_KEYS = ("node", "dst_node", "src_node", "either")
+
+
 class _Builder(TlopVisitor):
     """Parse tree → AST.  One method per labelled alternative."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, sink: DiagnosticSink = None):
         self.source = source
+        self.sink = sink if sink is not None else DiagnosticSink()
 
     def sp(self, ctx):
         return _span(self.source, ctx)
@@ -106,7 +132,31 @@ class _Builder(TlopVisitor):
         return A.ImportDecl(_unquote(ctx.path.text), span=self.sp(ctx))
 
     def visitChannelDecl(self, ctx):
-        return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
+        words = list(ctx.attrs)
+        placement = contention = None
+        i = 0
+        while i < len(words):
+            w = words[i]
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            where = _tok_span(self.source, w)
+            if w.text in CHANNEL_PLACEMENTS and placement is None:
+                if nxt is None or nxt.text != CHANNEL_PLACEMENTS[w.text]:
+                    self.sink.error(f"expected '{w.text} {CHANNEL_PLACEMENTS[w.text]}'", where)
+                    return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
+                placement = w.text
+                i += 2
+            elif w.text == "contention" and contention is None:
+                if nxt is None or nxt.text not in CONTENTION_KEYS:
+                    self.sink.error("'contention' takes one of " + ", ".join(CONTENTION_KEYS),
+                                    _tok_span(self.source, nxt) if nxt is not None else where)
+                    return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
+                contention = nxt.text
+                i += 2
+            else:
+                self.sink.error(f"unexpected '{w.text}' in a channel declaration; write "
+                                f"'channel NAME [within node | between nodes] [contention KEY]'", where)
+                return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
+        return A.ChannelDecl(ctx.name.text, placement=placement, contention=contention, span=self.sp(ctx))
 
     def _channel_param(self, ctx):
         if ctx is None:
@@ -134,8 +184,15 @@ class _Builder(TlopVisitor):
 
     def visitAlgorithmDecl(self, ctx):
         params = self.visit(ctx.paramList()) if ctx.paramList() else ()
+        over = None
+        if ctx.over is not None:
+            o = ctx.over
+            if o.kind.text != "mapping":
+                self.sink.error(f"expected 'mapping' after 'over', found '{o.kind.text}' "
+                                f"(write 'over map: mapping' or 'over mapping')", _tok_span(self.source, o.kind))
+            over = o.name.text if o.name is not None else "mapping"
         return A.AlgorithmDecl(ctx.name.text, params, self.visit(ctx.result) if ctx.result else None,
-                               self.visit(ctx.body), span=self.sp(ctx))
+                               self.visit(ctx.body), over=over, span=self.sp(ctx))
 
     def visitParamList(self, ctx):
         return tuple(self.visit(p) for p in ctx.param())
@@ -205,12 +262,21 @@ class _Builder(TlopVisitor):
         return self.visit(ctx.comparison())
 
     def visitComparison(self, ctx):
-        parts = ctx.additive()
+        parts = ctx.bitXor()
         if len(parts) == 1:
             return self.visit(parts[0])
         lhs, rhs = self.visit(parts[0]), self.visit(parts[1])
         op = ctx.compareOp()
         return A.Binary(op.getText(), lhs, rhs, span=lhs.span.to(rhs.span), op_span=self.sp(op))
+
+    def visitBitXor(self, ctx):
+        return self._chain(ctx, ctx.bitAnd(), self._op_tokens(ctx, ("xor",)))
+
+    def visitBitAnd(self, ctx):
+        return self._chain(ctx, ctx.shift(), self._op_tokens(ctx, ("&",)))
+
+    def visitShift(self, ctx):
+        return self._chain(ctx, ctx.additive(), ctx.ops)
 
     def visitAdditive(self, ctx):
         return self._chain(ctx, ctx.concurrent(), ctx.ops)
@@ -263,6 +329,46 @@ class _Builder(TlopVisitor):
         inner = self.visit(ctx.inner)
         return inner
 
+    # ---------------------------------------------------------------- schedules
+    def visitStageAtom(self, ctx):
+        return A.Stage(tuple(self.visit(i) for i in ctx.items), span=self.sp(ctx))
+
+    def visitStagesAtom(self, ctx):
+        return A.Stages(ctx.var.text, self.visit(ctx.lo), self.visit(ctx.hi),
+                        tuple(self.visit(i) for i in ctx.items), span=self.sp(ctx),
+                        var_span=_tok_span(self.source, ctx.var))
+
+    def _loop(self, kind, ctx):
+        return A.LoopItem(kind, ctx.var.text, self.visit(ctx.lo), self.visit(ctx.hi),
+                          self.visit(ctx.cond) if ctx.cond is not None else None, self.visit(ctx.body),
+                          span=self.sp(ctx), var_span=_tok_span(self.source, ctx.var))
+
+    def visitParItem(self, ctx):
+        return self._loop("par", ctx)
+
+    def visitSeqItem(self, ctx):
+        return self._loop("seq", ctx)
+
+    def visitSendItem(self, ctx):
+        weight = None
+        if ctx.kw is not None:
+            if ctx.kw.text != "weight":
+                self.sink.error(f"unexpected '{ctx.kw.text}' after the size of a send; "
+                                f"write 'send SRC -> DST : SIZE' or '… : SIZE weight W'",
+                                _tok_span(self.source, ctx.kw))
+            weight = self.visit(ctx.weight)
+        return A.SendItem(self.visit(ctx.src), self.visit(ctx.dst), self.visit(ctx.size), weight,
+                          span=self.sp(ctx))
+
+    def visitComputeItem(self, ctx):
+        return A.ComputeItem("compute", self.visit(ctx.rank), self.visit(ctx.cost), span=self.sp(ctx))
+
+    def visitReduceItem(self, ctx):
+        return A.ComputeItem("reduce", self.visit(ctx.rank), self.visit(ctx.size), span=self.sp(ctx))
+
+    def visitBlockItem(self, ctx):
+        return A.BlockItem(tuple(self.visit(i) for i in ctx.items), span=self.sp(ctx))
+
 
 def _unquote(s: str) -> str:
     """The text of a string literal: ``\\`` and ``\"`` are escapes, any other backslash is
@@ -296,7 +402,9 @@ def parse_source(source: Source) -> A.Module:
     parser, _ = _parser(source, sink)
     tree = _guarded(source, parser.program)
     sink.raise_if_errors()
-    return _guarded(source, lambda: _Builder(source).visit(tree))
+    module = _guarded(source, lambda: _Builder(source, sink).visit(tree))
+    sink.raise_if_errors()
+    return module
 
 
 def parse_expression(source: Source) -> A.Expr:
@@ -308,7 +416,9 @@ def parse_expression(source: Source) -> A.Expr:
     if not sink.has_errors and nxt is not None and nxt.type != Token.EOF:
         sink.error(f"unexpected '{nxt.text}' after the expression", _tok_span(source, nxt))
     sink.raise_if_errors()
-    return _guarded(source, lambda: _Builder(source).visit(tree))
+    out = _guarded(source, lambda: _Builder(source, sink).visit(tree))
+    sink.raise_if_errors()
+    return out
 
 
 def parse_text(text: str, name: str = "<input>") -> A.Module:

@@ -16,8 +16,10 @@ __all__ = ["unparse", "unparse_expr"]
 
 # binding strength of each binary operator (higher binds tighter), from the grammar
 _PREC = {"or": 1, "and": 2, "<": 4, "<=": 4, ">": 4, ">=": 4, "==": 4, "!=": 4,
-         "+": 5, "-": 5, "||": 6, "*": 7, "/": 7, "%": 7, "^": 9}
-_NOT, _NEG, _POSTFIX, _BINDER = 3, 8, 10, 0
+         "xor": 5, "&": 6, "<<": 7, ">>": 7,
+         "+": 8, "-": 8, "||": 9, "*": 10, "/": 10, "%": 10, "div": 10, "^": 12}
+_NOT, _NEG, _POSTFIX, _BINDER = 3, 11, 13, 0
+_ADDITIVE = 8
 
 
 def _num(n: A.Number) -> str:
@@ -70,13 +72,38 @@ def _expr(e: A.Expr) -> str:
         return f"if {unparse_expr(e.test)} then {unparse_expr(e.then)} else {unparse_expr(e.otherwise)}"
     if isinstance(e, A.Reduction):
         return f"{e.kind} {e.var} in {unparse_expr(e.lo)} .. {unparse_expr(e.hi)}: {unparse_expr(e.body)}"
+    if isinstance(e, A.Stage):
+        return "stage " + _block(e.items)
+    if isinstance(e, A.Stages):
+        return f"stages {e.var} in {unparse_expr(e.lo)} .. {unparse_expr(e.hi)} " + _block(e.items)
     raise TypeError(f"not an expression: {e!r}")
+
+
+def _block(items) -> str:
+    return "{ " + " ".join(_item(i) for i in items) + (" }" if items else "}")
+
+
+def _item(i: A.Item) -> str:
+    """Source text of a stage item (items need no parentheses: each starts with a keyword)."""
+    if isinstance(i, A.LoopItem):
+        where = f" where {unparse_expr(i.where)}" if i.where is not None else ""
+        return f"{i.kind} {i.var} in {unparse_expr(i.lo)} .. {unparse_expr(i.hi)}{where}: {_item(i.body)}"
+    if isinstance(i, A.SendItem):
+        # a binder (let/if/sum) as the size would swallow 'weight': parenthesise it then
+        size = unparse_expr(i.size, _POSTFIX if i.weight is not None and _prec(i.size) == _BINDER else 0)
+        weight = f" weight {unparse_expr(i.weight)}" if i.weight is not None else ""
+        return f"send {unparse_expr(i.src)} -> {unparse_expr(i.dst)} : {size}{weight}"
+    if isinstance(i, A.ComputeItem):
+        return f"{i.kind} {unparse_expr(i.rank)} : {unparse_expr(i.amount)}"
+    if isinstance(i, A.BlockItem):
+        return _block(i.items)
+    raise TypeError(f"not a stage item: {i!r}")
 
 
 def _param(p: A.Param) -> str:
     out = f"{p.name}: {p.type.name}"
     if p.op is not None:
-        out += f" {p.op} {unparse_expr(p.bound, 5)}"
+        out += f" {p.op} {unparse_expr(p.bound, _ADDITIVE)}"
     if p.default is not None:
         out += f" = {unparse_expr(p.default)}"
     return out
@@ -88,7 +115,9 @@ def _decl(d: A.Decl) -> str:
     if isinstance(d, A.ImportDecl):
         return 'import "' + d.path.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(d, A.ChannelDecl):
-        return f"channel {d.name}"
+        placement = {"within": " within node", "between": " between nodes"}.get(d.placement, "")
+        contention = f" contention {d.contention}" if d.contention else ""
+        return f"channel {d.name}{placement}{contention}"
     ch = ""
     if isinstance(d, (A.TableDecl, A.ParamDecl)) and d.channel is not None:
         ch = f"[{d.channel.name}: {d.channel.type.name}]"
@@ -102,7 +131,10 @@ def _decl(d: A.Decl) -> str:
     if isinstance(d, (A.DefDecl, A.AlgorithmDecl)):
         kw = "def" if isinstance(d, A.DefDecl) else "algorithm"
         res = f" -> {d.result.name}" if d.result is not None else ""
-        return f"{kw} {d.name}({', '.join(_param(p) for p in d.params)}){res} =\n    {unparse_expr(d.body)}"
+        over = ""
+        if isinstance(d, A.AlgorithmDecl) and d.over is not None:
+            over = " over mapping" if d.over == "mapping" else f" over {d.over}: mapping"
+        return f"{kw} {d.name}({', '.join(_param(p) for p in d.params)}){res}{over} =\n    {unparse_expr(d.body)}"
     raise TypeError(f"not a declaration: {d!r}")
 
 

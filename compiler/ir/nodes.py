@@ -38,6 +38,26 @@ Semantics of the τ-Lop nodes (000 §3, 002 §3; see docs/semantics):
     across channels A3 gives the maximum.  The cost is the sum over phases.  Defined once, by
     :func:`tlop.ir.taulop.expand_parcomp`, which every engine evaluates.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
     result is the lock-step upper bound.)
+
+Schedules (docs/semantics.rst, "Schedules"):
+
+``Stage(items)``
+    One concurrent set of transfers and computations, a time.  Its items are :class:`Loop`
+    (``par``/``seq``), :class:`Send`, :class:`Compute` and :class:`Block` nodes, typed
+    :data:`tlop.ir.types.ITEM`; they are only valid inside a Stage.  The items at the top of a
+    stage are concurrent; ``par`` bindings start concurrent sequences, ``seq`` and blocks
+    append to the current sequence.  Phase k of the stage is element k of every sequence; each
+    phase is reduced with the τ-Lop reduction (A2 within a contention group, A3 across) of
+    :func:`tlop.ir.taulop.reduce_groups`, and the stage costs the sum of its phases.  Channels and
+    contention groups come from the process mapping and the platform's channel declarations
+    (:attr:`Program.channel_info`).  ``stages k in a .. b {…}`` is ``Reduce("sum", k, a, b,
+    Stage(…))``.
+``NodeOf(rank)``
+    The node the process mapping puts ``rank`` on (an int).
+
+Both read the *process mapping* of the evaluation, which is not a value of the IR: an engine
+receives it with the arguments, together with the process count under the reserved name
+:data:`RANKS` (``%P``, bound from the algorithm's parameter ``P``).
 """
 
 from __future__ import annotations
@@ -47,7 +67,8 @@ from typing import Any, Iterator, Optional
 
 __all__ = [
     "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
-    "Scalar", "Conc", "Transmit", "Xmit", "ParComp",
+    "Scalar", "Conc", "Transmit", "Xmit", "ParComp", "Stage", "Loop", "Send", "Compute", "Block", "NodeOf",
+    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "ChannelInfo", "binder", "has_schedule",
     "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
     "children", "rebuild", "walk", "free_vars", "node_count",
     "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
@@ -55,6 +76,11 @@ __all__ = [
 
 #: binary arithmetic operators: ``^`` is power, ``%`` is the floored remainder (Python's)
 ARITH_OPS = ("+", "-", "*", "/", "^", "%")
+#: integer operators (on exact integers; NaN for anything else): ``div`` floored division,
+#: ``xor`` and ``&`` bitwise on two's complement, ``<<``/``>>`` shifts by 0 … 63
+INT_OPS = ("div", "xor", "&", "<<", ">>")
+#: the reserved variable holding the process count of an evaluation with a mapping
+RANKS = "%P"
 #: comparisons give 1.0 (true) or 0.0 (false)
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
 #: logical operators on 0/1 values (any non-zero value is true)
@@ -216,6 +242,86 @@ class ParComp(Expr):
     span: Any = _span_field()
 
 
+# ----------------------------------------------------------------------------- schedules
+
+@dataclass(frozen=True)
+class Stage(Expr):
+    """One stage of a schedule (a time): concurrent ``items`` (see the module docstring)."""
+    items: tuple
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Loop(Expr):
+    """``par var in lo .. hi where cond: body`` (``kind == "par"``: each binding for which
+    ``where`` holds starts a concurrent sequence) or ``seq …`` (``kind == "seq"``: the bindings
+    append ``body`` to the current sequence in order).  ``where`` is ``Num(1)`` (bool) when the
+    source has none; ``var`` is bound in ``where`` and ``body``."""
+    kind: str  # "par" | "seq"
+    var: str
+    lo: Expr
+    hi: Expr
+    where: Expr
+    body: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Send(Expr):
+    """``send src -> dst : size weight w``: one transfer (``weight`` is its multiplicity τ0,
+    ``Num(1)`` when not written; 2 for a sendrecv-style exchange counted as two transfers)."""
+    src: Expr
+    dst: Expr
+    size: Expr
+    weight: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Compute(Expr):
+    """``compute rank : cost``: a computation of ``cost`` (a time) on ``rank`` (``reduce p : m``
+    lowers to ``Compute(p, gamma(m))``)."""
+    rank: Expr
+    cost: Expr
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class Block(Expr):
+    """``{ item … }``: the items one after another in the current sequence."""
+    items: tuple
+    span: Any = _span_field()
+
+
+@dataclass(frozen=True)
+class NodeOf(Expr):
+    """``node(rank)``: the node the evaluation's process mapping puts ``rank`` on."""
+    rank: Expr
+    span: Any = _span_field()
+
+
+#: the items of a stage (valid only inside a Stage)
+ITEM_NODES = (Loop, Send, Compute, Block)
+#: every node that needs a process mapping to evaluate
+SCHEDULE_NODES = (Stage, NodeOf) + ITEM_NODES
+
+
+def has_schedule(e: "Expr") -> bool:
+    """Whether ``e`` contains a schedule node (a stage or ``node(…)``)."""
+    return any(isinstance(n, SCHEDULE_NODES) for n in walk(e))
+
+
+def binder(e: "Expr"):
+    """``(name, first)`` when ``e`` binds the variable ``name`` in its children from index
+    ``first`` on (``Reduce``: its body; ``Loop``: its ``where`` and body), else None.  ``Let``
+    is not a binder in this sense (its names scope over its body only, see :func:`free_vars`)."""
+    if isinstance(e, Reduce):
+        return e.var, 2
+    if isinstance(e, Loop):
+        return e.var, 2
+    return None
+
+
 # ----------------------------------------------------------------------------- generic traversal
 
 def children(e: Expr) -> tuple:
@@ -246,6 +352,16 @@ def children(e: Expr) -> tuple:
         return (e.count, e.channel, e.size)
     if isinstance(e, ParComp):
         return tuple(x for op in e.operands for x in op)
+    if isinstance(e, (Stage, Block)):
+        return tuple(e.items)
+    if isinstance(e, Loop):
+        return (e.lo, e.hi, e.where, e.body)
+    if isinstance(e, Send):
+        return (e.src, e.dst, e.size, e.weight)
+    if isinstance(e, Compute):
+        return (e.rank, e.cost)
+    if isinstance(e, NodeOf):
+        return (e.rank,)
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -293,6 +409,18 @@ def _rebuild(e: Expr, kids: tuple, sp) -> Expr:
     if isinstance(e, ParComp):
         it = iter(kids)
         return ParComp(tuple(tuple(next(it) for _ in op) for op in e.operands), span=sp)
+    if isinstance(e, Stage):
+        return Stage(kids, span=sp)
+    if isinstance(e, Block):
+        return Block(kids, span=sp)
+    if isinstance(e, Loop):
+        return Loop(e.kind, e.var, kids[0], kids[1], kids[2], kids[3], span=sp)
+    if isinstance(e, Send):
+        return Send(kids[0], kids[1], kids[2], kids[3], span=sp)
+    if isinstance(e, Compute):
+        return Compute(kids[0], kids[1], span=sp)
+    if isinstance(e, NodeOf):
+        return NodeOf(kids[0], span=sp)
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -311,14 +439,20 @@ def node_count(e: Expr) -> int:
 
 
 def free_vars(e: Expr) -> frozenset:
-    """Names used in ``e`` that no enclosing Let or Reduce inside ``e`` binds."""
+    """Names used in ``e`` that no enclosing Let, Reduce or Loop inside ``e`` binds."""
     if isinstance(e, Var):
         return frozenset((e.name,))
     if isinstance(e, Let):
         inner = free_vars(e.body) - {n for n, _ in e.bindings}
         return inner.union(*(free_vars(v) for _, v in e.bindings))
-    if isinstance(e, Reduce):
-        return free_vars(e.lo) | free_vars(e.hi) | (free_vars(e.body) - {e.var})
+    b = binder(e)
+    if b is not None:
+        name, first = b
+        kids = children(e)
+        out = frozenset()
+        for i, c in enumerate(kids):
+            out |= (free_vars(c) - {name}) if i >= first else free_vars(c)
+        return out
     out = frozenset()
     for c in children(e):
         out |= free_vars(c)
@@ -405,6 +539,20 @@ class Algorithm:
     doc: str = ""
     model: str = ""
     span: Any = _span_field()
+    #: the name of the process mapping (``over map: mapping``), None when the algorithm has none
+    over: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    """What the platform declares about a channel for schedules: ``placement`` is ``"within"``
+    (the channel of transfers whose ends share a node), ``"between"`` (transfers between
+    nodes) or None; ``contention`` is the key of the transfers that share it and raise each
+    other's τ: ``node`` (every transfer inside one node), ``dst_node`` (entering one node),
+    ``src_node`` (leaving one node) or ``either`` (a transfer counts in the group of its source
+    node and in the group of its destination node)."""
+    placement: Optional[str] = None
+    contention: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -416,6 +564,8 @@ class Program:
     transmissions: dict  # name -> tuple[TransmissionVariant, ...]
     algorithms: dict  # name -> Algorithm
     model: str = ""
+    #: channel name -> :class:`ChannelInfo` (channels declared with a placement or contention)
+    channel_info: dict = field(default_factory=dict)
 
     def channel_index(self, name: str) -> int:
         return self.channels.index(name)

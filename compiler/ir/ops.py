@@ -15,6 +15,12 @@ The rules, exactly:
   ``(-inf) ^ 0.5 = inf``, a negative finite base with a non-integer exponent gives NaN;
 * ``a % b`` is the *floored* remainder (the sign of ``b``, like Python's and ``numpy.mod``):
   ``-7 % 3 = 2``, ``7 % -3 = -2``; ``a % 0`` is NaN;
+* ``a div b`` is ``floor(a / b)`` (``/`` then ``floor``; exact floored division for integers
+  below 2^53, where ``a / b`` never rounds onto the next integer; ``a div 0`` is ``±inf`` or NaN);
+* ``a xor b`` and ``a & b`` are the bitwise operations on the two's-complement 64-bit integers
+  ``a`` and ``b``, defined when both are integers of magnitude ``<= 2^53`` (NaN otherwise);
+* ``a << b`` is ``a · 2^b`` and ``a >> b`` is ``floor(a · 2^−b)``, defined when ``a`` is an
+  integer of magnitude ``<= 2^53`` and ``b`` an integer in ``0 … 63`` (NaN otherwise);
 * comparisons give 1.0 or 0.0; any comparison with NaN is false except ``!=``, which is true;
 * ``and``, ``or``, ``not`` and ``if`` read any non-zero value as true — NaN included — and give
   1.0 or 0.0;
@@ -32,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tlop.ir.nodes import ARITH_OPS, COMPARE_OPS, FUNCTIONS, LOGIC_OPS
+from tlop.ir.nodes import ARITH_OPS, COMPARE_OPS, FUNCTIONS, INT_OPS, LOGIC_OPS
 
 __all__ = ["binary", "negate", "logical_not", "truth", "call", "maximum", "minimum", "BINARY",
            "UNARY_FUNCTIONS"]
@@ -62,14 +68,52 @@ def _or(a, b):
     return r.astype(float) if isinstance(r, np.ndarray) else float(r)
 
 
+#: the largest magnitude of an integer operand of ``xor``, ``&``, ``<<`` and ``>>``
+INT_LIMIT = float(2 ** 53)
+
+
+def _result(r):
+    return float(r) if np.ndim(r) == 0 else r
+
+
+def _int_ok(x):
+    return (np.floor(x) == x) & (np.abs(x) <= INT_LIMIT)
+
+
+def _div(a, b):
+    return _result(np.floor(np.true_divide(a, b)))
+
+
+def _bitwise(f):
+    def op(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        ok = _int_ok(a) & _int_ok(b)
+        ai = np.where(ok, a, 0.0).astype(np.int64)
+        bi = np.where(ok, b, 0.0).astype(np.int64)
+        return _result(np.where(ok, f(ai, bi).astype(float), np.nan))
+    return op
+
+
+def _shift(left: bool):
+    def op(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        ok = _int_ok(a) & (np.floor(b) == b) & (b >= 0) & (b <= 63)
+        scale = np.ldexp(1.0, np.where(ok, b, 0.0).astype(np.int64) * (1 if left else -1))
+        r = a * scale if left else np.floor(a * scale)
+        return _result(np.where(ok, r, np.nan))
+    return op
+
+
 #: operator name -> function of two floats or arrays
 BINARY = {
+    "div": _div, "xor": _bitwise(np.bitwise_xor), "&": _bitwise(np.bitwise_and),
+    "<<": _shift(True), ">>": _shift(False),
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "^": _pow, "%": np.mod,
     "<": _compare(np.less), "<=": _compare(np.less_equal), ">": _compare(np.greater),
     ">=": _compare(np.greater_equal), "==": _compare(np.equal), "!=": _compare(np.not_equal),
     "and": _and, "or": _or,
 }
-assert set(BINARY) == set(ARITH_OPS) | set(COMPARE_OPS) | set(LOGIC_OPS)
+assert set(BINARY) == set(ARITH_OPS) | set(COMPARE_OPS) | set(LOGIC_OPS) | set(INT_OPS)
 
 
 def _unary(f):
@@ -106,7 +150,7 @@ def _scalar(x):
 
 
 def binary(op: str, a, b):
-    """``a op b`` for an operator of ``ARITH_OPS``, ``COMPARE_OPS`` or ``LOGIC_OPS``."""
+    """``a op b`` for an operator of ``ARITH_OPS``, ``COMPARE_OPS``, ``LOGIC_OPS`` or ``INT_OPS``."""
     return _scalar(BINARY[op](a, b))
 
 

@@ -38,6 +38,17 @@ usual case — constant channels — gives small expressions: one sum per channe
 across channels, with a residual ``if`` only for orders and signs unknown until run time.  Only
 channels unknown at expansion time cost O(n²) terms per phase.
 
+**One rule, two representations.**  The A2/A3 rule itself — each member's increment over its
+≺-predecessor in its group, carried by the weights of the members from it on, summed within the
+group, maximum across groups — is written once, by :func:`reduce_groups`, over a small
+*algebra* of the operations it needs (:class:`GroupAlgebra`).  Two algebras instantiate it:
+building IR (the groups of a phase whose channels and size order are decided at expansion time,
+the usual case) and numpy arrays (:class:`NumericGroups`: the concrete, already grouped and
+sorted members of every group of every phase of a schedule stage, which the interpreter
+enumerates).  When channels or orders are only known at run time, the expansion uses the rank
+form above, which is the same rule with each "≺-predecessor" and "from it on" written as a
+run-time condition; the test suite checks that the two forms agree (tests/test_schedule_reduction.py).
+
 What it does not do: expand transmissions (the engines do, through the profile's channel
 decomposition), check types, or choose between the lock-step bound and eq. 7's overlap
 refinement (it gives the lock-step upper bound).  Item counts, channels and sizes are all
@@ -47,13 +58,16 @@ evaluated (bound once by ``Let`` when ``share``), as the items of a composition 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol
+
+import numpy as np
 
 from tlop.ir import nodes as ir
 from tlop.ir.constfold import const_value
 from tlop.ir.visitor import ExprMutator
 
-__all__ = ["Expansion", "expand_parcomp", "ExpandParComps", "Decide"]
+__all__ = ["Expansion", "expand_parcomp", "ExpandParComps", "Decide", "reduce_groups", "GroupAlgebra",
+           "NumericGroups"]
 
 #: a decision procedure for a pure IR condition: True, False, or None when unknown
 Decide = Callable[[ir.Expr], Optional[bool]]
@@ -117,6 +131,148 @@ def _and(parts) -> Optional[ir.Expr]:
     for p in parts:
         out = p if out is None else ir.Bin("and", out, p)
     return out
+
+
+# ----------------------------------------------------------------------------- the rule, once
+
+class GroupAlgebra(Protocol):
+    """The operations of the A2/A3 rule over one representation of the members of the contention
+    groups of a phase (or of several phases), grouped, and sorted by ≺ inside each group."""
+
+    def previous(self):
+        """Per member: its ≺-predecessor in its group (the algebra's own handle), or none."""
+
+    def carried(self):
+        """Per member j of a group of n: ``w_j + w_{j+1} + … + w_n`` (j and every later member)."""
+
+    def increment(self, prev, carried):
+        """Per member: 0 when ``d = m_j − max(0, m_prev)`` is ``<= 0`` (``m_j`` when there is
+        no predecessor), else ``carried_j ‖ X_j(d)`` with ``X_j`` the member's own transmission."""
+
+    def group_sums(self, terms):
+        """Per group: the sum of its members' terms, in ≺ order."""
+
+    def across(self, sums):
+        """Per phase: the maximum of its groups' sums (A3)."""
+
+
+def reduce_groups(alg: GroupAlgebra):
+    """The τ-Lop reduction of grouped, sorted members (000 eq. 8–9): A2 in each group — sizes
+    ``m_1 ≤ … ≤ m_n``, ``Σ_j (w_j + … + w_n) ‖ X_j(m_j − m_{j−1})`` with ``m_0 = 0`` and
+    increments ``<= 0`` dropped — then A3, the maximum across the groups of a phase."""
+    prev = alg.previous()
+    carried = alg.carried()
+    return alg.across(alg.group_sums(alg.increment(prev, carried)))
+
+
+class NumericGroups:
+    """:class:`GroupAlgebra` over numpy arrays: the members of every group of every phase of a
+    schedule stage, with concrete sizes and weights.
+
+    ``size``, ``weight``: float arrays in group order (the members of one group contiguous and
+    sorted by size, ties in sequence order); ``group_start``: the index of each group's first
+    member (increasing); ``phase_start``: the index, into the groups, of each phase's first
+    group; ``transmit(idx, carried, d)``: the cost of members ``idx`` transmitting ``d`` bytes
+    under concurrency ``carried`` (arrays), through each member's own channel — a computation
+    member returns its cost whatever ``carried`` and ``d``."""
+
+    def __init__(self, size, weight, group_start, phase_start, transmit):
+        self.size = np.asarray(size, dtype=float)
+        self.weight = np.asarray(weight, dtype=float)
+        self.group_start = np.asarray(group_start, dtype=np.int64)
+        self.phase_start = np.asarray(phase_start, dtype=np.int64)
+        self.transmit = transmit
+        n = len(self.size)
+        self.group_of = np.zeros(n, dtype=np.int64)
+        if n:
+            marks = np.zeros(n, dtype=np.int64)
+            marks[self.group_start[1:]] = 1
+            self.group_of = np.cumsum(marks)
+
+    def previous(self):
+        prev = np.empty_like(self.size)
+        if len(prev):
+            prev[1:] = self.size[:-1]
+            prev[self.group_start] = 0.0
+        return prev
+
+    def carried(self):
+        # suffix sums of the weights inside each group: (sum from j to the end of the array)
+        # minus (sum from the next group's first member on)
+        tail = np.concatenate([np.cumsum(self.weight[::-1])[::-1], [0.0]])
+        ends = np.concatenate([self.group_start[1:], [len(self.weight)]])
+        return tail[:-1] - tail[ends[self.group_of]]
+
+    def increment(self, prev, carried):
+        d = self.size - np.maximum(prev, 0.0)
+        out = np.zeros_like(self.size)
+        idx = np.flatnonzero(~(d <= 0))  # NaN reaches the transmission, as in the IR rule
+        if len(idx):
+            out[idx] = self.transmit(idx, carried[idx], d[idx])
+        return out
+
+    def group_sums(self, terms):
+        if not len(terms):
+            return terms
+        return np.add.reduceat(terms, self.group_start)
+
+    def across(self, sums):
+        if not len(sums):
+            return sums
+        return np.maximum.reduceat(sums, self.phase_start)
+
+
+class _IRGroups:
+    """:class:`GroupAlgebra` building IR, for a phase of a composition whose groups (channels)
+    and orders are decided: members are item indices of ``phase``, groups lists of them in ≺
+    order."""
+
+    def __init__(self, phase: "_Phase", groups: list):
+        self.phase = phase
+        self.groups = groups
+
+    def previous(self):
+        return [[g[j - 1] if j else None for j in range(len(g))] for g in self.groups]
+
+    def carried(self):
+        items = self.phase.items
+        out = []
+        for g in self.groups:
+            ws = []
+            for j, i in enumerate(g):
+                w = items[i].rw
+                for k in g[j + 1:]:
+                    w = _plus(w, items[k].rw)
+                ws.append(w)
+            out.append(ws)
+        return out
+
+    def increment(self, prev, carried):
+        ph = self.phase
+        out = []
+        for g, pg, wg in zip(self.groups, prev, carried):
+            terms = []
+            for i, p, w in zip(g, pg, wg):
+                it = ph.items[i]
+                if p is None:
+                    terms.append(ph.signed(i, it.rm, it.m, w))
+                    continue
+                pm = ph.items[p]
+                if pm.m == it.m:
+                    terms.append(None)  # the predecessor has the same size: no increment
+                elif ph.decide(ir.Bin(">=", pm.m, _ZERO)) is True:
+                    terms.append(ph.signed(i, _minus(it.rm, pm.rm), ir.Bin("-", it.m, pm.m), w))
+                else:
+                    terms.append(ph.signed(i, _minus(it.rm, ir.Fn("max", (_ZERO, pm.rm))),
+                                           ir.Bin("-", it.m, ir.Fn("max", (_ZERO, pm.m))), w))
+            out.append(terms)
+        return out
+
+    def group_sums(self, terms):
+        return [_sum(t for t in g if t is not None) for g in terms]
+
+    def across(self, sums):
+        return sums[0] if len(sums) == 1 else ir.Fn("max", tuple(sums))
 
 
 class _Item:
@@ -214,11 +370,18 @@ class _Phase:
                 w = ir.Bin("+", w, ir.Cond(_and(conds), wk, _ZERO))
             else:
                 w = _plus(w, wk)
+        return self.signed(i, d, d_orig, w)
+
+    def signed(self, i: int, d: ir.Expr, d_orig: Optional[ir.Expr], w: ir.Expr) -> Optional[ir.Expr]:
+        """Item i's contribution ``if d <= 0 then 0 else w ‖ X_i(d)`` with the test decided
+        where it can be (None when the increment is decided to be zero); ``d`` is written on
+        references, ``d_orig`` (None when unknown) on the items' own expressions."""
+        it = self.items[i]
+
         def cost(size):
             x = ir.Transmit(it.name, it.rc, size, span=it.span)
             return x if isinstance(w, ir.Num) and w.value == 1 else ir.Conc(w, x, span=it.span)
 
-        # the sign of the increment
         if isinstance(d, ir.Num):
             return None if d.value <= 0 else cost(d)
         nonpos = self.decide(ir.Bin("<=", d_orig, _ZERO)) if d_orig is not None else None
@@ -272,9 +435,12 @@ class _Phase:
                         break
                 else:
                     groups.append([i])
+            orders = [self._sorted(g) for g in groups]
+            if all(o is not None for o in orders):
+                return reduce_groups(_IRGroups(self, orders)), ()  # the rule, decided
             costs = []
-            for g in groups:
-                order = self._sorted(g) or g
+            for g, order in zip(groups, orders):
+                order = order or g
                 terms = [t for t in (self.term(i, order) for i in order) if t is not None]
                 costs.append(_sum(terms))
             return (costs[0] if len(costs) == 1 else ir.Fn("max", tuple(costs))), ()

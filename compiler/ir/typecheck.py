@@ -74,6 +74,8 @@ def node_type(e: N.Expr, kids: tuple, program: Optional[N.Program], env: Mapping
             return T.arith(e.op, kids[0], kids[1], constant_exponent(e.rhs) if e.op == "^" else None)
         if e.op in N.COMPARE_OPS:
             return T.compare(e.op, kids[0], kids[1])
+        if e.op in N.INT_OPS:
+            return T.integer_op(e.op, kids[0], kids[1])
         return T.logic(e.op, kids[0], kids[1])
     if isinstance(e, N.Neg):
         return T.negate(kids[0])
@@ -136,6 +138,33 @@ def node_type(e: N.Expr, kids: tuple, program: Optional[N.Program], env: Mapping
         for i, t in enumerate(kids):
             _want(t, T.TIME, "an item of a parallel composition", i)
         return T.TIME
+    if isinstance(e, (N.Stage, N.Block)):
+        for i, t in enumerate(kids):
+            if t != T.ITEM:
+                raise TypeRuleError(f"an item of a stage must be a schedule item, found {t.describe()}", i)
+        return T.TIME if isinstance(e, N.Stage) else T.ITEM
+    if isinstance(e, N.Loop):
+        T.reduction_bound(e.kind, kids[0])
+        T.reduction_bound(e.kind, kids[1])
+        if kids[2] != T.BOOL:
+            raise TypeRuleError(f"the 'where' of '{e.kind}' must be a condition (bool), found {kids[2].describe()}", 2)
+        if kids[3] != T.ITEM:
+            raise TypeRuleError(f"the body of '{e.kind}' must be a schedule item, found {kids[3].describe()}", 3)
+        return T.ITEM
+    if isinstance(e, N.Send):
+        _want(kids[0], T.INT, "the source rank of a send", 0)
+        _want(kids[1], T.INT, "the destination rank of a send", 1)
+        _want(kids[2], T.BYTES, "the size of a send", 2)
+        if not kids[3].dimensionless:
+            raise TypeRuleError(f"the weight of a send must be a plain number, found {kids[3].describe()}", 3)
+        return T.ITEM
+    if isinstance(e, N.Compute):
+        _want(kids[0], T.INT, "the rank of a computation", 0)
+        _want(kids[1], T.TIME, "the cost of a computation", 1)
+        return T.ITEM
+    if isinstance(e, N.NodeOf):
+        _want(kids[0], T.INT, "the rank of node(…)", 0)
+        return T.INT
     raise TypeRuleError(f"not an IR node: {type(e).__name__}")
 
 
@@ -143,7 +172,7 @@ def child_env(e: N.Expr, i: int, env: Mapping[str, Type], kids: list) -> Mapping
     """The variables in scope of child ``i`` of ``e`` (``kids``: the children's types so far)."""
     if isinstance(e, N.Let) and i == len(e.bindings):
         return {**env, **{n: t for (n, _), t in zip(e.bindings, kids)}}
-    if isinstance(e, N.Reduce) and i == 2:
+    if isinstance(e, (N.Reduce, N.Loop)) and i >= 2:
         return {**env, e.var: T.INT}
     return env
 
@@ -172,6 +201,8 @@ def _hint(e: N.Expr, i: int, sib: list, want: Optional[Type], program) -> Option
     if isinstance(e, N.Bin):
         if e.op in N.LOGIC_OPS:
             return T.BOOL
+        if e.op in N.INT_OPS:
+            return T.INT
         if e.op in ("+", "-", "%") or e.op in N.COMPARE_OPS:
             if e.op == "%" and i == 1:
                 return sib[0] if sib[0] is not None else want
@@ -218,6 +249,16 @@ def _hint(e: N.Expr, i: int, sib: list, want: Optional[Type], program) -> Option
         return (None, T.CHANNEL, T.BYTES)[i]
     if isinstance(e, N.ParComp):
         return T.TIME
+    if isinstance(e, (N.Stage, N.Block)):
+        return T.ITEM
+    if isinstance(e, N.Loop):
+        return (T.INT, T.INT, T.BOOL, T.ITEM)[i]
+    if isinstance(e, N.Send):
+        return (T.INT, T.INT, T.BYTES, T.REAL)[i]
+    if isinstance(e, N.Compute):
+        return (T.INT, T.TIME)[i]
+    if isinstance(e, N.NodeOf):
+        return T.INT
     return None
 
 

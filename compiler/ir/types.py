@@ -28,15 +28,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Sequence
 
-__all__ = ["Type", "TypeRuleError", "INT", "REAL", "TIME", "BYTES", "BOOL", "CHANNEL", "ERROR",
+__all__ = ["Type", "TypeRuleError", "INT", "REAL", "TIME", "BYTES", "BOOL", "CHANNEL", "ERROR", "ITEM",
+           "integer_op",
            "parse_type", "arith", "compare", "logic", "negate", "logical_not", "function", "branches",
            "conc", "reduction_bound", "accepts", "TYPE_NAMES"]
 
 
 @dataclass(frozen=True)
 class Type:
-    """A type: ``kind`` is ``"num"``, ``"bool"``, ``"channel"`` or ``"error"`` (an operand that
-    already has a reported error; every rule accepts it silently).  A number has the dimension
+    """A type: ``kind`` is ``"num"``, ``"bool"``, ``"channel"``, ``"item"`` (an item of a
+    schedule stage: a send, a computation, a ``par``/``seq`` loop or a block; it has no value of
+    its own) or ``"error"`` (an operand that already has a reported error; every rule accepts
+    it silently).  A number has the dimension
     ``s^time · B^bytes``; ``integer`` marks ``int`` and is only ever set on dimensionless numbers."""
     kind: str
     time: Fraction = Fraction(0)
@@ -109,6 +112,8 @@ class Type:
 
     def describe(self) -> str:
         """The type in an error message: ``time (s)``, ``size (B)``, ``bytes² (B²)``, ``int``."""
+        if self.kind == "item":
+            return "a schedule item"
         if self.kind != "num" or self.dimensionless:
             return str(self)
         if self == TIME:
@@ -148,6 +153,7 @@ BYTES = Type("num", bytes=1)
 BOOL = Type("bool")
 CHANNEL = Type("channel")
 ERROR = Type("error")
+ITEM = Type("item")
 
 #: the base type names of the language (``cost`` is another name for ``time``)
 TYPE_NAMES = {"int": INT, "real": REAL, "bytes": BYTES, "time": TIME, "cost": TIME,
@@ -243,6 +249,17 @@ def arith(op: str, a: Type, b: Type, exponent: Optional[Fraction] = None) -> Typ
                                 f"(only a plain number can be raised to any power)", 1)
         return a.power(exponent)
     raise TypeRuleError(f"unknown operator '{op}'")
+
+
+def integer_op(op: str, a: Type, b: Type) -> Type:
+    """``a div b``, ``a xor b``, ``a & b``, ``a << b``, ``a >> b``: both operands ``int``, an
+    ``int`` result."""
+    if a.is_error or b.is_error:
+        return ERROR
+    for i, t in enumerate((a, b)):
+        if t != INT:
+            raise TypeRuleError(f"'{op}' needs integers (int), found {t.describe()}", i)
+    return INT
 
 
 def compare(op: str, a: Type, b: Type) -> Type:

@@ -60,6 +60,11 @@ class TlopVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by TlopParser#overClause.
+    def visitOverClause(self, ctx:TlopParser.OverClauseContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by TlopParser#channelParam.
     def visitChannelParam(self, ctx:TlopParser.ChannelParamContext):
         return self.visitChildren(ctx)
@@ -135,6 +140,21 @@ class TlopVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by TlopParser#bitXor.
+    def visitBitXor(self, ctx:TlopParser.BitXorContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#bitAnd.
+    def visitBitAnd(self, ctx:TlopParser.BitAndContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#shift.
+    def visitShift(self, ctx:TlopParser.ShiftContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by TlopParser#additive.
     def visitAdditive(self, ctx:TlopParser.AdditiveContext):
         return self.visitChildren(ctx)
@@ -207,6 +227,46 @@ class TlopVisitor(ParseTreeVisitor):
 
     # Visit a parse tree produced by TlopParser#paren.
     def visitParen(self, ctx:TlopParser.ParenContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#stageAtom.
+    def visitStageAtom(self, ctx:TlopParser.StageAtomContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#stagesAtom.
+    def visitStagesAtom(self, ctx:TlopParser.StagesAtomContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#parItem.
+    def visitParItem(self, ctx:TlopParser.ParItemContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#seqItem.
+    def visitSeqItem(self, ctx:TlopParser.SeqItemContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#sendItem.
+    def visitSendItem(self, ctx:TlopParser.SendItemContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#computeItem.
+    def visitComputeItem(self, ctx:TlopParser.ComputeItemContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#reduceItem.
+    def visitReduceItem(self, ctx:TlopParser.ReduceItemContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#blockItem.
+    def visitBlockItem(self, ctx:TlopParser.BlockItemContext):
         return self.visitChildren(ctx)
 
 
