@@ -5,6 +5,8 @@ Write an algorithm's cost in a ``.tlop`` file (τ-Lop, LogGP, pLogP, postal, max
     import tlop
     alg = tlop.load("taulop/bcast")["binomial_bcast"]
     alg.evaluate(tlop.default_profile(), P=16, m=2**20)
+    ring = tlop.load("taulop/allgather")["ring"]          # a schedule, over a process mapping
+    ring.evaluate("lusitania", P=64, m=2**20, mapping=tlop.sequential(8))
 
 See the documentation (docs/) for the language, the models and the platform profiles.
 
@@ -22,6 +24,8 @@ _LAZY = {
     "load": ("tlop.api", "load"), "loads": ("tlop.api", "loads"), "Module": ("tlop.api", "Module"),
     "AlgorithmHandle": ("tlop.api", "AlgorithmHandle"),
     "TlopError": ("tlop.runtime.diagnostics", "TlopError"),
+    "sequential": ("tlop.runtime.mapping", "sequential"), "round_robin": ("tlop.runtime.mapping", "round_robin"),
+    "read_layout": ("tlop.runtime.mapping", "read_layout"),
 }
 
 
@@ -51,4 +55,4 @@ def default_profile():
 
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "TlopError", "load_profile", "default_profile",
-           "__version__"]
+           "sequential", "round_robin", "read_layout", "__version__"]

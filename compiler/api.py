@@ -83,11 +83,22 @@ class AlgorithmHandle:
         return (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
                 and all(s in scalars or f"{program.scalars[s].model}.{s}" in scalars for s in req["scalars"]))
 
-    def evaluate(self, profile=None, **args: Any):
+    @property
+    def over(self) -> Optional[str]:
+        """The name of the algorithm's process mapping (``over map: mapping``), or None."""
+        return self.ir.over
+
+    def evaluate(self, profile=None, *, mapping=None, **args: Any):
         """The cost in seconds with the reference interpreter.  Arguments may be numpy arrays
-        (broadcast together); the result is a float or an array."""
+        (broadcast together); the result is a float or an array.  An algorithm declared
+        ``over`` a process mapping needs ``mapping`` (``tlop.sequential(8)``,
+        ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
+        one for the whole call; other algorithms ignore it."""
+        from tlop.backends.binding import as_mapping, bind_mapping
+
         prof = as_profile(profile)
-        env = self.bind(args)
+        mapping = as_mapping(mapping)
+        env = bind_mapping(self.ir, self.bind(args), mapping)
         if any(type(v) is not float for v in env.values()):
             import numpy as np
 
@@ -97,11 +108,13 @@ class AlgorithmHandle:
         from tlop.backends.interp import Interpreter
 
         with deep("cost expression", self.ir.span):
-            result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
+            result = Interpreter(self.module.program, prof, mapping).eval(self.ir.body, env)
         return _check_result(result, self.name)
 
     def compile(self, profile=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`)."""
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms
+        with a schedule are not compiled yet: :class:`tlop.backends.jit.NotCompilable` (a
+        TlopError) says so; evaluate them with :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
         return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)

@@ -17,6 +17,12 @@ whether the parameter names a channel, and which unit kind a CLI value may carry
 (``16``, ``1MiB``, ``2us``).  A new parameter type is one entry there (plus its unit kind in
 :mod:`tlop.runtime.units` if it has units); nothing else in this module looks at type names.
 
+Process mappings: an algorithm declared ``over map: mapping`` is evaluated with a mapping
+(:mod:`tlop.runtime.mapping`), which is not a numeric argument — it takes no part in numpy
+broadcasting, and one mapping serves a whole evaluation call (every point of a grid).
+:func:`bind_mapping` checks it against the process count ``P`` (a layout fixes P) and adds ``P``
+to the environment under the reserved name :data:`tlop.ir.RANKS`, where schedules read it.
+
 What it does not do: evaluate the cost.
 """
 
@@ -33,7 +39,7 @@ from tlop.ir.types import Type, parse_type
 from tlop.runtime.units import split_quantity, unit_dimension
 
 __all__ = ["bind_arguments", "parse_cli_value", "constraint_mask", "Binder", "binder_for", "PARAM_KINDS",
-           "ParamKind"]
+           "ParamKind", "bind_mapping", "as_mapping"]
 
 
 class ParamKind:
@@ -312,3 +318,47 @@ def constraint_mask(alg: ir.Algorithm, columns: Mapping[str, Any]):
     """Which points of a grid (``columns``: parameter -> array) satisfy every declared
     constraint of ``alg``; parameters absent from ``columns`` take their defaults."""
     return binder_for(None, alg).constraint_mask(columns)
+
+
+def as_mapping(mapping):
+    """A :class:`tlop.runtime.mapping.Mapping` from a mapping, its command-line text
+    (``"sequential(8)"``, ``"round_robin(nodes=4)"``, a layout file's path) or None."""
+    if mapping is None:
+        return None
+    from tlop.runtime.mapping import Mapping, parse_mapping
+
+    if isinstance(mapping, Mapping):
+        return mapping
+    if isinstance(mapping, str):
+        return parse_mapping(mapping)
+    raise TlopError(f"mapping: expected a mapping such as tlop.sequential(8), or its text 'sequential(8)', "
+                    f"got {type(mapping).__name__}")
+
+
+def bind_mapping(alg: ir.Algorithm, env: dict, mapping) -> dict:
+    """The environment ``env`` of ``alg`` completed for its process mapping: for an algorithm
+    ``over`` a mapping, ``mapping`` is required and checked against every value of ``P``, and
+    ``P`` is bound to :data:`tlop.ir.RANKS` as well; for any other algorithm ``mapping`` is
+    ignored and ``env`` returned as it is.  Raises TlopError naming the algorithm."""
+    if alg.over is None:
+        return env
+    if mapping is None:
+        raise TlopError(Diagnostic(
+            f"'{alg.name}' runs over a process mapping ('over {alg.over}'); give one: --mapping sequential(Q), "
+            f"round_robin(Q), round_robin(nodes=M) or a layout file (Python: mapping=tlop.sequential(8))",
+            alg.span))
+    mapping = as_mapping(mapping)
+    P = env.get("P")
+    if P is None:
+        raise TlopError(Diagnostic(f"'{alg.name}' runs over a process mapping but has no parameter P", alg.span))
+    if type(P) is float:
+        values = [P]
+    else:
+        import numpy as np
+
+        values = sorted({float(v) for v in np.ravel(P)})
+    for v in values:
+        mapping.check(int(v))
+    out = dict(env)
+    out[ir.RANKS] = P
+    return out

@@ -18,6 +18,11 @@ Rules an engine must reproduce exactly:
   hold every integer; a reduction longer than :data:`MAX_TERMS` is an error (an engine limit
   the JIT shares).
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
+* a **schedule stage** is enumerated and reduced by :mod:`tlop.backends.schedule` for one point
+  at a time (array arguments: once per element); ``node(p)`` asks the mapping.  Both need the
+  interpreter's ``mapping`` and the process count under :data:`tlop.ir.RANKS` in the
+  environment.  A ``sum`` whose body holds a stage that does not depend on the index is
+  evaluated once and multiplied by the number of terms (the ring's P − 1 identical stages).
 * **arrays are many scalars**: the result for each element of an array argument is exactly what
   evaluating that element alone gives, and an array evaluation fails exactly when some element
   fails.  So ``if`` with an array test evaluates each branch only on the elements that take it;
@@ -104,10 +109,14 @@ class Interpreter(ExprFunctor):
 
     visit_prefix = "_eval_"
 
-    def __init__(self, program: ir.Program, profile):
+    def __init__(self, program: ir.Program, profile, mapping=None):
         self.program = program
         self.profile = profile
+        #: the process mapping (:mod:`tlop.runtime.mapping`) schedules are evaluated with
+        self.mapping = mapping
         self._expansions: dict = {}  # id(ParComp) -> (node, expansion)
+        self._stages = None  # the StageEvaluator, made on first use
+        self._invariant: dict = {}  # id(Reduce) -> (node, whether its body is a stage-holding constant)
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
@@ -174,9 +183,22 @@ class Interpreter(ExprFunctor):
         inner.update(values)
         return self._eval(e.body, inner, conc)
 
+    def _stage_invariant(self, e) -> bool:
+        """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
+        got = self._invariant.get(id(e))
+        if got is None or got[0] is not e:
+            got = (e, e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
+            self._invariant[id(e)] = got
+        return got[1]
+
     def _eval_Reduce(self, e, env, conc):
         lo = self._eval(e.lo, env, conc)
         hi = self._eval(e.hi, env, conc)
+        if not (_is_array(lo) or _is_array(hi)) and self._stage_invariant(e):
+            start, stop = check_reduce_bounds(e.kind, float(lo), float(hi), e.span)
+            if stop < start:
+                return 0.0
+            return np.multiply(float(stop - start + 1), self._eval(e.body, env, conc))
         if not (_is_array(lo) or _is_array(hi)):
             start, stop = check_reduce_bounds(e.kind, float(lo), float(hi), e.span)
             inner = dict(env)
@@ -337,6 +359,51 @@ class Interpreter(ExprFunctor):
         return self._eval(got[1], env, conc)
 
 
+    # ------------------------------------------------------------------ schedules
+    def _eval_Stage(self, e, env, conc):
+        if self._stages is None:
+            from tlop.backends.schedule import StageEvaluator
+
+            self._stages = StageEvaluator(self)
+        free = ir.free_vars(e) | {ir.RANKS}
+        arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
+        if not arrays and not _is_array(conc):
+            return self._stages.cost(e, env, conc)
+        # one point at a time: a stage's structure depends on its arguments
+        shape = np.broadcast_shapes(*(np.shape(v) for v in arrays.values()), np.shape(conc))
+        out = np.empty(shape)
+        wide = {k: np.broadcast_to(v, shape) for k, v in arrays.items()}
+        conc_b = np.broadcast_to(np.asarray(conc, dtype=float), shape)
+        for idx in np.ndindex(*shape):
+            point = dict(env)
+            point.update({k: float(v[idx]) for k, v in wide.items()})
+            out[idx] = self._stages.cost(e, point, float(conc_b[idx]))
+        return out
+
+    def _outside_stage(self, e, env, conc):
+        raise EvalError(f"a schedule item ({type(e).__name__.lower()}) outside a stage", e.span)
+
+    _eval_Loop = _eval_Send = _eval_Compute = _eval_Block = _outside_stage
+
+    def _eval_NodeOf(self, e, env, conc):
+        rank = self._eval(e.rank, env, conc)
+        P = env.get(ir.RANKS)
+        if self.mapping is None or P is None:
+            raise EvalError("node(…) needs a process mapping: evaluate the algorithm with one "
+                            "(--mapping sequential(8), or mapping=tlop.sequential(8))", e.span)
+        rank_a, P_a = np.broadcast_arrays(np.asarray(rank, dtype=float), np.asarray(P, dtype=float))
+        bad = ~(np.isfinite(rank_a) & (np.floor(rank_a) == rank_a) & (rank_a >= 0) & (rank_a < P_a))
+        if bad.any():
+            k = int(np.flatnonzero(bad.ravel())[0])
+            r, p = float(rank_a.flat[k]), int(P_a.flat[k])
+            raise EvalError(f"node({r:g}): the rank is outside 0 … {p - 1} (P = {p})", e.span)
+        out = np.empty(rank_a.shape)
+        for p in np.unique(P_a):
+            sel = P_a == p
+            out[sel] = self.mapping.node_of(rank_a[sel].astype(np.int64), int(p))
+        return float(out) if out.ndim == 0 else out
+
+
 def _union(starts: np.ndarray, stops: np.ndarray):
     """The integer intervals ``[first, last]`` covering every non-empty ``[start, stop]``,
     merged where they touch or overlap, in increasing order."""
@@ -351,6 +418,6 @@ def _union(starts: np.ndarray, stops: np.ndarray):
     return out
 
 
-def evaluate(program: ir.Program, expr: ir.Expr, profile, env: Mapping[str, Any]):
+def evaluate(program: ir.Program, expr: ir.Expr, profile, env: Mapping[str, Any], mapping=None):
     """Evaluate ``expr`` of ``program`` on ``profile`` with variables ``env`` (reference semantics)."""
-    return Interpreter(program, profile).eval(expr, env)
+    return Interpreter(program, profile, mapping).eval(expr, env)

@@ -68,12 +68,24 @@ def _assignments(items: Sequence[str]) -> dict:
     return out
 
 
+def _mapping(args):
+    """The process mapping of ``--mapping`` (None when not given)."""
+    from tlop.backends.binding import as_mapping
+
+    return as_mapping(getattr(args, "mapping", None))
+
+
 def _engine(args, handle, profile, points: int = 2):
     """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
     single point (``points == 1``: compiling, even from the on-disk cache, costs more than
-    the one evaluation) and the JIT otherwise."""
+    the one evaluation) and for algorithms the JIT does not compile (schedules), and the JIT
+    otherwise.  ``--mapping`` is applied to algorithms over a process mapping."""
+    from tlop import ir
+    from tlop.backends.binding import bind_mapping
+
+    mapping = _mapping(args)
     engine = getattr(args, "engine", "auto")
-    if engine == "auto" and points == 1:
+    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)):
         engine = "interp"
     if engine in ("auto", "jit"):
         try:
@@ -91,8 +103,8 @@ def _engine(args, handle, profile, points: int = 2):
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
-    interp = Interpreter(handle.module.program, profile)
-    return "interp", lambda env: interp.eval(handle.ir.body, env)
+    interp = Interpreter(handle.module.program, profile, mapping)
+    return "interp", lambda env: interp.eval(handle.ir.body, bind_mapping(handle.ir, env, mapping))
 
 
 def _fmt_arg(p, v) -> str:
@@ -220,6 +232,7 @@ def cmd_eval(args) -> int:
     if math.isnan(value):
         raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
     shown = {p.name: env[p.name] for p in h.params}
+    mapping = _mapping(args) if h.ir.over is not None else None
     if args.json:
         out = {
             "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
@@ -227,12 +240,15 @@ def cmd_eval(args) -> int:
                           for (k, v), p in zip(shown.items(), h.params)},
             "seconds": value,
         }
+        if mapping is not None:
+            out["mapping"] = str(mapping)
         print(json.dumps(out, indent=2))
         return 0
     argtxt = ", ".join(
         f"{p.name}={m.program.channels[int(shown[p.name])] if p.type == 'channel' else _fmt_arg(p, shown[p.name])}"
         for p in h.params)
-    print(f"{h.name}({argtxt}) on {prof.name}: {value!r} s  ({format_time(value)})")
+    over = f" over {mapping}" if mapping is not None else ""
+    print(f"{h.name}({argtxt}){over} on {prof.name}: {value!r} s  ({format_time(value)})")
     return 0
 
 
@@ -495,7 +511,11 @@ def _add_profile_options(p):
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
                    help="what a table lookup outside the measured grid does")
     p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
-                   help="evaluation engine (default: the interpreter for one point, the JIT for grids)")
+                   help="evaluation engine (default: the interpreter for one point and for schedules, the JIT "
+                        "for grids)")
+    p.add_argument("--mapping", metavar="MAPPING",
+                   help="process mapping for algorithms over one: sequential(Q), round_robin(Q), "
+                        "sequential(nodes=M), round_robin(nodes=M), or a layout file (.json, .csv)")
 
 
 #: subcommands whose arguments and runners live with their packages: name -> help

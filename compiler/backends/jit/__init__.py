@@ -11,6 +11,7 @@ data and the lookup), :mod:`~tlop.backends.jit.pywrap` (the scalar call wrapper)
 :mod:`~tlop.backends.jit.evaluator` (the Python-facing object).
 """
 
+from tlop.backends.jit.codegen import NotCompilable
 from tlop.backends.jit.evaluator import CompileStats, Evaluator, compile_algorithm
 
-__all__ = ["compile_algorithm", "Evaluator", "CompileStats"]
+__all__ = ["compile_algorithm", "Evaluator", "CompileStats", "NotCompilable"]

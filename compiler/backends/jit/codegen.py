@@ -60,7 +60,22 @@ from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS, Interpreter
 
 from tlop.backends.jit.tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup
 
-__all__ = ["CodeGen", "ParamInfo", "param_infos", "ERR_ARG", "ERR_EVAL", "ERR_NAN"]
+__all__ = ["CodeGen", "ParamInfo", "param_infos", "ERR_ARG", "ERR_EVAL", "ERR_NAN", "NotCompilable",
+           "check_compilable"]
+
+
+class NotCompilable(TlopError):
+    """An algorithm the JIT does not compile (yet): schedules.  Callers that chose the engine
+    themselves (the command line's ``--engine auto``) fall back to the interpreter."""
+
+
+def check_compilable(alg: tir.Algorithm) -> None:
+    """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``): the
+    interpreter (the oracle) evaluates those; native schedule evaluation is not written yet."""
+    if tir.has_schedule(alg.body):
+        raise NotCompilable(f"'{alg.name}' has a schedule (stages over a process mapping), which the JIT does "
+                            f"not compile yet; the interpreter evaluates it (--engine interp, or "
+                            f"AlgorithmHandle.evaluate)", alg.span)
 
 ERR_ARG, ERR_EVAL, ERR_NAN = 1, 2, 3
 _NAN = ir.Constant(F64, float("nan"))
@@ -440,7 +455,41 @@ class CodeGen(ExprFunctor):
             return self._bool(b.and_(self._truth(x), self._truth(y)))
         if op == "or":
             return self._bool(b.or_(self._truth(x), self._truth(y)))
+        if op == "div":
+            return b.call(_intrinsic(self.module, "llvm.floor"), [b.fdiv(x, y)])
+        if op in ("xor", "&"):
+            ok = b.and_(self._is_int(x), self._is_int(y))
+            xi = b.fptosi(b.select(ok, x, _ZERO), I64)
+            yi = b.fptosi(b.select(ok, y, _ZERO), I64)
+            r = b.xor(xi, yi) if op == "xor" else b.and_(xi, yi)
+            return b.select(ok, b.sitofp(r, F64), _NAN)
+        if op in ("<<", ">>"):
+            return self._shift(x, y, op == "<<")
         raise TlopError(f"unknown operator '{op}'", e.span)
+
+    def _is_int(self, v):
+        """``v`` is a whole number of magnitude ``<= 2^53`` (the operands of xor and &)."""
+        b = self.b
+        whole = b.fcmp_ordered("==", b.call(_intrinsic(self.module, "llvm.floor"), [v]), v)
+        small = b.fcmp_ordered("<=", b.call(_intrinsic(self.module, "llvm.fabs"), [v]),
+                               ir.Constant(F64, float(2 ** 53)))
+        return b.and_(whole, small)
+
+    def _shift(self, x, y, left: bool):
+        """``x << y = x · 2^y`` and ``x >> y = floor(x · 2^−y)`` for ``y`` in 0 … 63 (NaN
+        otherwise), with ``2^±y`` built exactly from its bits (as :mod:`tlop.ir.ops` does with
+        ``ldexp``)."""
+        b = self.b
+        in_range = b.and_(b.fcmp_ordered(">=", y, _ZERO), b.fcmp_ordered("<=", y, ir.Constant(F64, 63.0)))
+        whole = b.fcmp_ordered("==", b.call(_intrinsic(self.module, "llvm.floor"), [y]), y)
+        ok = b.and_(b.and_(in_range, whole), self._is_int(x))
+        k = b.fptosi(b.select(ok, y, _ZERO), I64)
+        expo = b.add(k, ir.Constant(I64, 1023)) if left else b.sub(ir.Constant(I64, 1023), k)
+        scale = b.bitcast(b.shl(expo, ir.Constant(I64, 52)), F64)
+        r = b.fmul(x, scale)
+        if not left:
+            r = b.call(_intrinsic(self.module, "llvm.floor"), [r])
+        return b.select(ok, r, _NAN)
 
     def _exp2_exact(self, y):
         """``2 ^ y``: for an integer ``y`` in ``-1022 … 1023`` the result is the exact power of
@@ -726,6 +775,12 @@ class CodeGen(ExprFunctor):
 
     def gen_Xmit(self, e, env, conc):
         return self.fail()
+
+    def _schedule(self, e, env, conc):
+        raise NotCompilable(f"a schedule ({type(e).__name__}) is not compiled by the JIT yet; the interpreter "
+                            f"evaluates it", getattr(e, "span", None))
+
+    gen_Stage = gen_Loop = gen_Send = gen_Compute = gen_Block = gen_NodeOf = _schedule
 
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known

@@ -47,7 +47,7 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import Interpreter
 
 from tlop.backends.jit import cache as _cache
-from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, param_infos
+from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, check_compilable, param_infos
 from tlop.backends.jit.engine import engine
 from tlop.backends.jit.pywrap import NativeCall
 from tlop.backends.jit.tables import ProfileLayout
@@ -148,6 +148,7 @@ def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: b
     if alg is None:
         known = ", ".join(program.algorithms) or "(none)"
         raise TlopError(f"no algorithm '{name}' to compile; algorithms: {known}")
+    check_compilable(alg)
     if profile is None or isinstance(profile, (str, os.PathLike)):
         from tlop.runtime.profile import as_profile
         profile = as_profile(profile)
