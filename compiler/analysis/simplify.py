@@ -240,6 +240,8 @@ class Simplifier:
         return out
 
     def _rw_children(self, e: ir.Expr, ctx: Context) -> ir.Expr:
+        if isinstance(e, ir.Stage):
+            return e  # a stage is opaque: its meaning is the enumeration, not an expression to rewrite
         if isinstance(e, ir.Reduce):
             lo, hi = self._rw(e.lo, ctx), self._rw(e.hi, ctx)
             inner = ctx.child(int_vars={e.var}, facts=(ir.Bin(">=", ir.Var(e.var), lo),

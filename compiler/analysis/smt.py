@@ -245,6 +245,16 @@ class Encoder(ExprFunctor):
             return z3.If(z3.And(a != 0, b != 0), one, zero)
         if op == "or":
             return z3.If(z3.Or(a != 0, b != 0), one, zero)
+        if op == "div":
+            return self._floor(a / b)
+        if op == "<<":
+            return a * self.pow2(b)
+        if op == ">>":
+            return self._floor(a / self.pow2(b))
+        if op in ("xor", "&"):
+            # bitwise operations are left uninterpreted: a proof that uses them holds for every
+            # function in their place (so for the real one); nothing is claimed about their values
+            return self.func("bitxor" if op == "xor" else "bitand", 2)(a, b)
         raise TlopError(f"cannot encode operator '{op}'", e.span)
 
     def _floor(self, x):
@@ -451,6 +461,28 @@ class Encoder(ExprFunctor):
 
     def _e_Transmit(self, e, env, conc):
         return self.transmit(e.name, self._e(e.channel, env, conc), self._e(e.size, env, conc), conc)
+
+    # ------------------------------------------------------------------ schedules
+    def _e_Stage(self, e, env, conc):
+        """A stage as an uninterpreted function of its free variables, the process count of the
+        evaluation (:data:`tlop.ir.RANKS`) and the concurrency factor, one function per distinct
+        stage: equal stages are equal, nothing else is claimed (the mapping is one per
+        evaluation)."""
+        import hashlib
+
+        free = sorted(ir.free_vars(e) | {ir.RANKS})
+        args = [self._e(ir.Var(n), env, conc) for n in free]
+        key = "stage_" + hashlib.sha256(repr(e).encode()).hexdigest()[:16]
+        return self.func(key, len(args) + 1)(*args, conc)
+
+    def _e_NodeOf(self, e, env, conc):
+        """``node(p)``: an uninterpreted function of the rank and the process count."""
+        return self.func("node_of", 2)(self._e(e.rank, env, conc), self._e(ir.Var(ir.RANKS), env, conc))
+
+    def _e_item(self, e, env, conc):
+        raise TlopError(f"a schedule item ({type(e).__name__.lower()}) outside a stage", e.span)
+
+    _e_Loop = _e_Send = _e_Compute = _e_Block = _e_item
 
     def _e_Xmit(self, e, env, conc):
         raise TlopError("a concurrent transmission item outside a parallel composition", e.span)

@@ -34,7 +34,10 @@ _UNARY = 7
 _POW = 8
 _ATOM = 9
 
-_BIN_PREC = {"or": _OR, "and": _AND, "+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL, "%": _MUL, "^": _POW}
+_XOR, _BITAND, _SHIFT = 3.25, 3.5, 3.75  # between comparisons and + −, as in the grammar
+
+_BIN_PREC = {"or": _OR, "and": _AND, "+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL, "%": _MUL, "^": _POW,
+             "div": _MUL, "xor": _XOR, "&": _BITAND, "<<": _SHIFT, ">>": _SHIFT}
 for _op in ir.COMPARE_OPS:
     _BIN_PREC[_op] = _CMP
 
@@ -98,7 +101,7 @@ class _Printer:
         if e.op == "/" and self.fraction_ok():
             return (self.fraction(self.show(e.lhs, compact), self.show(e.rhs, compact)), _ATOM)
         # left-associative: the right operand needs strictly higher precedence for - and /
-        right_need = prec + 1 if e.op in ("-", "/", "%") or prec == _CMP else prec
+        right_need = prec + 1 if e.op in ("-", "/", "%", "div", "<<", ">>") or prec == _CMP else prec
         lhs = self.wrap(e.lhs, prec, compact, False)
         rhs = self.wrap(e.rhs, right_need, compact, True)
         return (lhs + self.binop(e.op, compact) + rhs, prec)
@@ -169,6 +172,32 @@ class _Printer:
                 parts.append(text)
         return (self.par_sep().join(parts), _CONC)
 
+    # ----------------------------------------------------------------- schedules
+    def f_NodeOf(self, e, compact):
+        return (self.func("node") + "(" + self.show(e.rank, True) + ")", _ATOM)
+
+    def f_Stage(self, e, compact):
+        return (self.stage([self.show(i, True) for i in e.items]), _ATOM)
+
+    def f_Block(self, e, compact):
+        return (self.block([self.show(i, True) for i in e.items]), _ATOM)
+
+    def f_Loop(self, e, compact):
+        where = None
+        if not (isinstance(e.where, ir.Num) and e.where.value == 1):
+            where = self.show(e.where, True)
+        return (self.loop(e.kind, self.name(e.var), self.show(e.lo, True), self.show(e.hi, True), where,
+                          self.show(e.body, True)), _LOW)
+
+    def f_Send(self, e, compact):
+        text = self.send(self.show(e.src, True), self.show(e.dst, True), self.show(e.size, True))
+        if isinstance(e.weight, ir.Num) and e.weight.value == 1:
+            return (text, _ATOM)
+        return (self.conc_join(self.wrap(e.weight, _MUL, True, False), self.paren(text), e.weight), _CONC)
+
+    def f_Compute(self, e, compact):
+        return (self.compute(self.show(e.rank, True), self.show(e.cost, True)), _ATOM)
+
     # ----------------------------------------------------------------- helpers
     def channel_name(self, ch: ir.Expr) -> str:
         if isinstance(ch, ir.Num) and self.program is not None:
@@ -203,10 +232,11 @@ class _TextPrinter(_Printer):
 
     def binop(self, op, compact):
         sym = {"*": "·", "-": "−", "<=": "≤", ">=": "≥", "!=": "≠", "==": "=", "%": " mod ",
-               "and": " ∧ ", "or": " ∨ "}.get(op, op)
+               "and": " ∧ ", "or": " ∨ ", "div": " div ", "xor": " ⊕ ", "&": " & ", "<<": " ≪ ",
+               ">>": " ≫ "}.get(op, op)
         if op in ("*", "/", "^"):
             return sym
-        if op in ("%", "and", "or"):
+        if op in ("%", "and", "or", "div", "xor", "&", "<<", ">>"):
             return sym
         return sym if compact else " " + sym + " "
 
@@ -259,6 +289,23 @@ class _TextPrinter(_Printer):
     def par_sep(self):
         return " ‖ "
 
+    def stage(self, items):
+        return "stage{" + "; ".join(items) + "}"
+
+    def block(self, items):
+        return "⟨" + "; ".join(items) + "⟩"
+
+    def loop(self, kind, var, lo, hi, where, body):
+        sym = "‖" if kind == "par" else "seq"
+        cond = f" | {where}" if where is not None else ""
+        return f"{sym}_{{{var}={lo}}}^{{{hi}{cond}}} {body}"
+
+    def send(self, src, dst, size):
+        return f"{src} → {dst} : {size}"
+
+    def compute(self, rank, cost):
+        return f"compute({rank} : {cost})"
+
 
 _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda", "mu", "nu", "rho",
           "sigma", "tau", "phi", "psi", "omega", "eta", "kappa", "xi", "chi", "zeta"}
@@ -295,7 +342,8 @@ class _LatexPrinter(_Printer):
 
     def binop(self, op, compact):
         sym = {"*": "\\cdot", "<=": "\\le", ">=": "\\ge", "!=": "\\ne", "==": "=", "%": "\\bmod",
-               "and": "\\land", "or": "\\lor"}.get(op, op)
+               "and": "\\land", "or": "\\lor", "div": "\\mathbin{\\mathrm{div}}", "xor": "\\oplus",
+               "&": "\\mathbin{\\&}", "<<": "\\ll", ">>": "\\gg"}.get(op, op)
         return " " + sym + " "
 
     def power(self, base, exp):
@@ -350,6 +398,23 @@ class _LatexPrinter(_Printer):
 
     def par_sep(self):
         return " \\parallel "
+
+    def stage(self, items):
+        return "\\mathrm{stage}\\left\\{" + ";\\ ".join(items) + "\\right\\}"
+
+    def block(self, items):
+        return "\\left\\langle " + ";\\ ".join(items) + " \\right\\rangle"
+
+    def loop(self, kind, var, lo, hi, where, body):
+        sym = "\\mathop{\\Big\\|}" if kind == "par" else "\\mathop{\\mathrm{seq}}"
+        cond = f" \\mid {where}" if where is not None else ""
+        return f"{sym}_{{{var}={lo}}}^{{{hi}{cond}}} {body}"
+
+    def send(self, src, dst, size):
+        return f"{src} \\to {dst} : {size}"
+
+    def compute(self, rank, cost):
+        return f"\\operatorname{{compute}}({rank} : {cost})"
 
 
 def format_text(expr: ir.Expr, program: Optional[ir.Program] = None) -> str:

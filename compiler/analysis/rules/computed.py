@@ -100,9 +100,10 @@ def let_inline(b: dict, ctx):
 
 
 def _binds(e: ir.Expr, name: str) -> bool:
-    """Whether some Let or Reduce inside ``e`` binds ``name`` (substituting it would capture)."""
+    """Whether some Let, Reduce or Loop inside ``e`` binds ``name`` (substituting it would capture)."""
     for n in ir.walk(e):
-        if isinstance(n, ir.Reduce) and n.var == name:
+        b = ir.binder(n)
+        if b is not None and b[0] == name:
             return True
         if isinstance(n, ir.Let) and any(x == name for x, _ in n.bindings):
             return True

@@ -93,7 +93,8 @@ def node_head(e: ir.Expr) -> tuple:
 
 # ----------------------------------------------------------------------------- sorts
 
-_CONC_NODES = (ir.Transmit, ir.ParComp, ir.Xmit)
+# (a stage's transfers read the concurrency factor too, and its items only occur inside it)
+_CONC_NODES = (ir.Transmit, ir.ParComp, ir.Xmit, ir.Stage) + ir.ITEM_NODES
 
 
 def is_pure(e: ir.Expr, program: Optional[ir.Program]) -> bool:
@@ -290,8 +291,10 @@ def rename(e: ir.Expr, old: str, new: str) -> ir.Expr:
     """Rename free occurrences of variable ``old`` to ``new``."""
     if isinstance(e, ir.Var):
         return ir.Var(new, span=e.span) if e.name == old else e
-    if isinstance(e, ir.Reduce) and e.var == old:
-        return ir.rebuild(e, (rename(e.lo, old, new), rename(e.hi, old, new), e.body))
+    b = ir.binder(e)
+    if b is not None and b[0] == old:  # Reduce, Loop: the name is bound from child b[1] on
+        kids = ir.children(e)
+        return ir.rebuild(e, tuple(rename(k, old, new) if i < b[1] else k for i, k in enumerate(kids)))
     if isinstance(e, ir.Let):
         names = {n for n, _ in e.bindings}
         vals = tuple(rename(v, old, new) for _, v in e.bindings)
@@ -305,8 +308,10 @@ def replace_var(e: ir.Expr, name: str, value: ir.Expr) -> ir.Expr:
     substitute closed terms or fresh names)."""
     if isinstance(e, ir.Var):
         return value if e.name == name else e
-    if isinstance(e, ir.Reduce) and e.var == name:
-        return ir.rebuild(e, (replace_var(e.lo, name, value), replace_var(e.hi, name, value), e.body))
+    b = ir.binder(e)
+    if b is not None and b[0] == name:  # Reduce, Loop: the name is bound from child b[1] on
+        kids = ir.children(e)
+        return ir.rebuild(e, tuple(replace_var(k, name, value) if i < b[1] else k for i, k in enumerate(kids)))
     if isinstance(e, ir.Let):
         names = {n for n, _ in e.bindings}
         vals = tuple(replace_var(v, name, value) for _, v in e.bindings)
