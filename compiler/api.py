@@ -68,9 +68,12 @@ class AlgorithmHandle:
                     tables.add(node.table)
                 elif isinstance(node, ir.Scalar):
                     scalars.add(node.name)
-                elif isinstance(node, (ir.Transmit, ir.Xmit)) and node.name not in seen_transmissions:
-                    seen_transmissions.add(node.name)
-                    pending.extend(v.body for v in program.transmissions.get(node.name, ()))
+                elif isinstance(node, (ir.Transmit, ir.Xmit, ir.Send)):
+                    # a send of a schedule costs the platform's transmission T on its channel
+                    name = ir.SEND_TRANSMISSION if isinstance(node, ir.Send) else node.name
+                    if name not in seen_transmissions:
+                        seen_transmissions.add(name)
+                        pending.extend(v.body for v in program.transmissions.get(name, ()))
         return {"tables": tables, "scalars": scalars}
 
     def applies_to(self, profile) -> bool:

@@ -29,7 +29,7 @@ def test_evaluates(mod, alg, profile):
                     and missing["scalars"] <= set(prof.scalar_names())), "applies_to is wrong"
         return
     args = {p.name: SAMPLE[p.name] for p in handle.params if p.default is None}
-    value = handle.evaluate(prof, **args)
+    value = handle.evaluate(prof, mapping=tlop.sequential(4) if handle.over else None, **args)
     assert math.isfinite(value) and value > 0
 
 

@@ -344,7 +344,7 @@ def bind_mapping(alg: ir.Algorithm, env: dict, mapping) -> dict:
         return env
     if mapping is None:
         raise TlopError(Diagnostic(
-            f"'{alg.name}' runs over a process mapping ('over {alg.over}'); give one: --mapping sequential(Q), "
+            f"'{alg.name}' is declared over a process mapping ('over {alg.over}: mapping'), so it needs one: --mapping sequential(Q), "
             f"round_robin(Q), round_robin(nodes=M) or a layout file (Python: mapping=tlop.sequential(8))",
             alg.span))
     mapping = as_mapping(mapping)

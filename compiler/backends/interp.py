@@ -227,6 +227,13 @@ class Interpreter(ExprFunctor):
             k = int(np.flatnonzero(bad.ravel())[0])
             check_reduce_bounds(e.kind, float(lo_a.flat[k]), float(hi_a.flat[k]), e.span)
             raise AssertionError("unreachable: the bounds check must fail")  # pragma: no cover
+        if self._stage_invariant(e):  # count · body, on the elements with a non-empty range
+            live = np.broadcast_to(stop >= start, shape)
+            counts = np.where(live, stop - start + 1, 0.0)
+            return self._split(shape, [(live, lambda en, c: np.multiply(
+                                            np.broadcast_to(counts, shape)[live] if live.size != int(live.sum())
+                                            else counts, self._eval(e.body, en, c))),
+                                       (~live, lambda en, c: 0.0)], env, conc)
         pick = np.add if e.kind == "sum" else (ops.maximum if e.kind == "max" else ops.minimum)
         acc = np.full(shape, 0.0 if e.kind == "sum" else (-np.inf if e.kind == "max" else np.inf))
         inner = dict(env)

@@ -44,8 +44,7 @@ from tlop.ir.taulop import NumericGroups, reduce_groups
 
 __all__ = ["StageEvaluator", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
 
-#: the transmission a send costs (``T[c](m)`` of the platform)
-SEND_TRANSMISSION = "T"
+SEND_TRANSMISSION = ir.SEND_TRANSMISSION
 #: the most elements (sends and computations) one stage may hold, in every engine
 MAX_ELEMENTS = 10_000_000
 

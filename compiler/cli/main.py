@@ -344,6 +344,8 @@ def cmd_best(args) -> int:
             skipped.append(f"{name} (needs {', '.join(missing)})")
         elif not h.applies_to(prof):
             skipped.append(f"{name} (profile '{prof.name}' lacks its tables)")
+        elif h.ir.over is not None and args.mapping is None:
+            skipped.append(f"{name} (runs over a process mapping: give --mapping)")
         else:
             candidates.append(h)
     if not candidates:

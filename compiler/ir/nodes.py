@@ -68,7 +68,7 @@ from typing import Any, Iterator, Optional
 __all__ = [
     "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
     "Scalar", "Conc", "Transmit", "Xmit", "ParComp", "Stage", "Loop", "Send", "Compute", "Block", "NodeOf",
-    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "ChannelInfo", "binder", "has_schedule",
+    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule",
     "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
     "children", "rebuild", "walk", "free_vars", "node_count",
     "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
@@ -81,6 +81,8 @@ ARITH_OPS = ("+", "-", "*", "/", "^", "%")
 INT_OPS = ("div", "xor", "&", "<<", ">>")
 #: the reserved variable holding the process count of an evaluation with a mapping
 RANKS = "%P"
+#: the transmission a schedule's send costs: ``T[c](m)`` of the platform, on the send's channel
+SEND_TRANSMISSION = "T"
 #: comparisons give 1.0 (true) or 0.0 (false)
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
 #: logical operators on 0/1 values (any non-zero value is true)

@@ -18,9 +18,10 @@ The rules, exactly:
 * ``a div b`` is ``floor(a / b)`` (``/`` then ``floor``; exact floored division for integers
   below 2^53, where ``a / b`` never rounds onto the next integer; ``a div 0`` is ``±inf`` or NaN);
 * ``a xor b`` and ``a & b`` are the bitwise operations on the two's-complement 64-bit integers
-  ``a`` and ``b``, defined when both are integers of magnitude ``<= 2^53`` (NaN otherwise);
+  ``a`` and ``b``, defined when both are integers of magnitude ``< 2^53`` (NaN otherwise; the
+  result is then exact);
 * ``a << b`` is ``a · 2^b`` and ``a >> b`` is ``floor(a · 2^−b)``, defined when ``a`` is an
-  integer of magnitude ``<= 2^53`` and ``b`` an integer in ``0 … 63`` (NaN otherwise);
+  integer of magnitude ``< 2^53`` and ``b`` an integer in ``0 … 63`` (NaN otherwise);
 * comparisons give 1.0 or 0.0; any comparison with NaN is false except ``!=``, which is true;
 * ``and``, ``or``, ``not`` and ``if`` read any non-zero value as true — NaN included — and give
   1.0 or 0.0;
@@ -68,7 +69,7 @@ def _or(a, b):
     return r.astype(float) if isinstance(r, np.ndarray) else float(r)
 
 
-#: the largest magnitude of an integer operand of ``xor``, ``&``, ``<<`` and ``>>``
+#: integer operands of ``xor``, ``&``, ``<<`` and ``>>`` are below this in magnitude
 INT_LIMIT = float(2 ** 53)
 
 
@@ -77,7 +78,7 @@ def _result(r):
 
 
 def _int_ok(x):
-    return (np.floor(x) == x) & (np.abs(x) <= INT_LIMIT)
+    return (np.floor(x) == x) & (np.abs(x) < INT_LIMIT)
 
 
 def _div(a, b):

@@ -468,10 +468,10 @@ class CodeGen(ExprFunctor):
         raise TlopError(f"unknown operator '{op}'", e.span)
 
     def _is_int(self, v):
-        """``v`` is a whole number of magnitude ``<= 2^53`` (the operands of xor and &)."""
+        """``v`` is a whole number of magnitude ``< 2^53`` (the operands of xor, &, << and >>)."""
         b = self.b
         whole = b.fcmp_ordered("==", b.call(_intrinsic(self.module, "llvm.floor"), [v]), v)
-        small = b.fcmp_ordered("<=", b.call(_intrinsic(self.module, "llvm.fabs"), [v]),
+        small = b.fcmp_ordered("<", b.call(_intrinsic(self.module, "llvm.fabs"), [v]),
                                ir.Constant(F64, float(2 ** 53)))
         return b.and_(whole, small)
 
