@@ -58,3 +58,23 @@ def test_mutator_rebuilds_only_what_changes_and_keeps_spans():
     assert out.lhs is keep  # unchanged subtree: the same object
     assert out.span == "outer"
     assert Double().visit(keep) is keep
+
+
+def test_the_notation_printer_prints_every_node_class():
+    """The printer dispatches by name with a '<Node>' fallback: every class has its method."""
+    from tlop.backends.notation import _Printer
+    missing = [c.__name__ for c in node_classes() if not hasattr(_Printer, "f_" + c.__name__)]
+    assert missing == []
+
+
+def test_schedule_nodes_bind_their_variable_for_every_pass():
+    from tlop.analysis.rules.core import rename, replace_var
+    loop = ir.Loop("par", "p", V("p"), V("q"), B("==", V("p"), N(0.0)),
+                   ir.Send(V("p"), V("q"), V("m"), N(1.0)))
+    assert ir.free_vars(loop) == {"p", "q", "m"}  # p free only in the bounds
+    assert ir.free_vars(ir.Stage((loop,))) == {"p", "q", "m"}
+    renamed = rename(loop, "p", "z")
+    assert renamed.lo == V("z") and renamed.body == loop.body and renamed.where == loop.where
+    replaced = replace_var(loop, "q", N(4.0))
+    assert replaced.hi == N(4.0) and replaced.body.dst == N(4.0)
+    assert ir.rebuild(loop, ir.children(loop)) is loop
