@@ -286,16 +286,16 @@ def parse_gamma_text(text: str, source: str) -> GammaTable:
             if x is None or not math.isfinite(x):
                 r.fail(lineno, f"expected a number, got '{tok}'", col, end)
             values.append(x)
-        size, col, end = toks[0]
+        size, size_col, size_end = toks[0]
         if values[0] < 0:
-            r.fail(lineno, f"message size must be >= 0, got {size}", col, end)
+            r.fail(lineno, f"message size must be >= 0, got {size}", size_col, size_end)
         if rows and values[0] <= rows[-1][1][0]:
             r.fail(lineno, f"message sizes must increase: {size} after {rows[-1][1][0]:g} "
-                           f"(line {rows[-1][0]})", col, end)
+                           f"(line {rows[-1][0]})", size_col, size_end)
         for (tok, col, end), x in zip(toks[1:], values[1:]):
             if x < 0:
                 r.fail(lineno, f"a reduction time cannot be negative, got {tok}", col, end)
-        rows.append((lineno, values, (col, end)))
+        rows.append((lineno, values, (size_col, size_end)))
     if len(counts) < 2:
         r.fail(1, "not a libtaulop gamma file: no '#m N' and '#max_ops K' lines")
     if header is None:
