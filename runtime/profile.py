@@ -277,7 +277,8 @@ class Profile:
         """A copy with every table value, grid point and scalar rounded to the nearest IEEE
         float32 (and widened back): how libtaulop reads its files (``stof``)."""
         def rounded(a: np.ndarray, what: str) -> np.ndarray:
-            r = np.asarray(a, dtype=np.float32).astype(np.float64)
+            with np.errstate(over="ignore"):
+                r = np.asarray(a, dtype=np.float32).astype(np.float64)
             if not np.all(np.isfinite(r)):
                 raise ProfileError(f"profile '{self.name}': {what} does not fit in a float32")
             r.flags.writeable = False
