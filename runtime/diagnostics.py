@@ -89,11 +89,29 @@ class Diagnostic:
                     width = len(shown(text[: self.span.end_col])) - start
                 else:
                     width = len(expanded) - start
-                out.append("    " + expanded.rstrip())
-                out.append("    " + " " * start + "^" * max(1, width))
+                expanded, start, width = _window(expanded.rstrip(), start, max(1, width))
+                out.append("    " + expanded)
+                out.append("    " + " " * start + "^" * width)
         for note in self.notes:
             out.append(f"  note: {printable(note, keep=_LAYOUT)}")
         return "\n".join(out)
+
+
+#: the longest source line quoted in full; a longer one is cut to a window around the span
+_MAX_QUOTE = 160
+
+
+def _window(line: str, start: int, width: int) -> tuple:
+    """(quoted line, caret start, caret width): a line longer than :data:`_MAX_QUOTE` (minified
+    JSON, generated code) is cut to the part around the span, with ``…`` marking the cuts."""
+    if len(line) <= _MAX_QUOTE:
+        return line, start, width
+    width = min(width, _MAX_QUOTE // 2)
+    lo = max(0, min(start - _MAX_QUOTE // 4, len(line) - _MAX_QUOTE))
+    hi = min(len(line), lo + _MAX_QUOTE)
+    head = "…" if lo > 0 else ""
+    tail = "…" if hi < len(line) else ""
+    return head + line[lo:hi] + tail, start - lo + len(head), width
 
 
 class TlopError(Exception):
