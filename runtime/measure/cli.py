@@ -125,6 +125,10 @@ _RANGES = {
 }
 
 
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
 def _check_range(dest: str, v) -> None:
     opt, lo, hi, excluded = _RANGES[dest]
     if isinstance(v, float) and not math.isfinite(v):
@@ -133,12 +137,12 @@ def _check_range(dest: str, v) -> None:
     high_out = v > hi or (v == hi and excluded == "both")
     if low_out or high_out:
         if excluded == "both":
-            rule = f"between {lo:g} and {hi:g} (both excluded)"
+            rule = f"between {_num(lo)} and {_num(hi)} (both excluded)"
         elif excluded == "low":
-            rule = f"above {lo:g} and at most {hi:g}"
+            rule = f"above {_num(lo)} and at most {_num(hi)}"
         else:
-            rule = f"between {lo:g} and {hi:g}"
-        raise TlopError(f"{opt} {v:g}: must be {rule}")
+            rule = f"between {_num(lo)} and {_num(hi)}"
+        raise TlopError(f"{opt} {_num(v)}: must be {rule}")
 
 
 def settings_from_args(args) -> Settings:

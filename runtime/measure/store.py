@@ -117,7 +117,7 @@ def record_problem(rec: dict) -> Optional[str]:
     if not isinstance(stats, dict):
         return f"point {printable(key)}: no 'stats' object"
     for f in _STATS_NEEDED:
-        if not _is_num(stats.get(f), none_ok=f != "n"):
+        if f not in stats or not _is_num(stats[f], none_ok=f != "n"):
             return f"point {printable(key)}: stats.{f} is missing or not a number"
     if not isinstance(rec.get("samples", []), list):
         return f"point {printable(key)}: 'samples' is not a list"
