@@ -15,6 +15,14 @@ What it does: :func:`add_arguments` declares the options on an ``argparse`` pars
   nodes — and rank 0 writes the profile;
 * **worker** (``--worker ROLE``, internal): one relaunched rank.
 
+Before anything is launched, planned or allocated, every option is checked (finite, in range;
+``--np`` against what this host can start, :func:`.launch.max_local_ranks`; the output's
+directory writable or creatable), then the output is locked (:class:`.lock.OutputLock`: a
+second run on it, e.g. a concurrent ``--resume``, is refused) and, on ``--resume``, the samples
+file is checked record by record (:func:`.store.check_records`).  Progress goes through
+:func:`say`, which drops it once stderr has gone away instead of ending the run.  SIGTERM stops
+a launcher like Ctrl-C (exit status 143).
+
 :func:`main` is ``python -m tlop.runtime.measure``: it prints a TlopError's message and exits 1
 instead of showing a traceback.
 
