@@ -213,3 +213,65 @@ def test_measurement_outlives_its_progress_reader(tmp_path):
     assert r.stdout.count("\n") == 1 and "Traceback" not in r.stdout
     prof = load_profile(str(out))
     assert prof.metadata["complete"] is True and prof.metadata["points_measured"] == 2 + 5 + 5
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find the ranks")
+def test_sigterm_stops_the_job_and_keeps_what_was_measured(tmp_path):
+    out = tmp_path / "term-check-91c2.json"
+    samples = tmp_path / "term-check-91c2.samples.jsonl"
+    launcher = subprocess.Popen([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quick",
+                                 "--sizes", SIZES, "--bench", "taulop", "--channels", "shm", "--eps", "0.0001",
+                                 "--max-reps", "10000000", "--time-cap", "1", "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(r["kind"] == "point" for r in read_records(samples)) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=60)
+        assert launcher.returncode == 143, err
+        assert "terminated;" in err and "--resume" in err and "Traceback" not in err
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning(str(out)) == []
+    kept = [r for r in read_records(samples) if r["kind"] == "point"]
+    assert len(kept) >= 2 and load_profile(str(out)).metadata["complete"] is False
+    assert not (tmp_path / "term-check-91c2.json.lock").exists()     # released on the way out
+
+
+@pytest.mark.parametrize("mode", ["worker", "direct"])
+def test_rank0_that_cannot_start_stops_every_rank(tmp_path, mode):
+    """Issue 14: a rank 0 that could not open the samples file (here: another process holds it)
+    used to leave rank 1 waiting for it until the launcher's 120 s start-up timeout; now every
+    rank stops at once with rank 0's message."""
+    samples = tmp_path / "busy.samples.jsonl"
+    samples.write_text('{"kind": "run"}\n')
+    ready = tmp_path / "ready"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(samples)!r}, os.O_RDWR)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               f"open({str(ready)!r}, 'w').close()\n"
+                               "time.sleep(120)\n"])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        extra = ["--worker", "shm"] if mode == "worker" else ["--direct"]
+        r = subprocess.run([find_mpiexec(), "-n", "2", sys.executable, "-m", "tlop.runtime.measure",
+                            *extra, "--quick", "--bench", "taulop", "--sizes", "1", "--resume",
+                            "--out", str(tmp_path / "busy.json")],
+                           capture_output=True, text=True, timeout=90)
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert r.returncode != 0
+    assert r.stderr.count("another process") == 2, r.stderr      # both ranks say why
+    assert "Traceback" not in r.stderr
