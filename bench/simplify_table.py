@@ -16,6 +16,7 @@ from tlop import ir
 from tlop.backends.interp import Interpreter
 from tlop.frontend.loader import stdlib_modules
 from tlop.analysis.prove import simplify_validated
+from tlop.analysis.rules.catalogue import assumptions_text
 
 VALUES = {"int": 16.0, "bytes": 65536.0, "time": 1e-6, "real": 2.0, "channel": 0.0}
 
@@ -53,7 +54,7 @@ def main(argv):
                     row += f" {t0 * 1e6:9.1f}µs {t1 * 1e6:9.1f}µs {t1 / t0:6.2f} {profile.name:18}"
                 except tlop.TlopError as e:  # a table the profile lacks
                     row += f" (not evaluated: {str(e).splitlines()[0][:40]})"
-            print(row, v.outcome.status, v.outcome.mode)
+            print(row, v.outcome.status, v.outcome.mode, assumptions_text(v.outcome.assumptions))
 
 
 if __name__ == "__main__":

@@ -4,25 +4,32 @@
 >>> bcast = tlop.load("taulop/bcast")["binomial_bcast"]
 >>> t = bcast.evaluate(tlop.default_profile(), P=16, m=1 << 20)        # seconds
 >>> ts = bcast.evaluate("metropolis", P=[2, 4, 8], m=[1024, 4096, 65536])   # numpy arrays broadcast
+
+:func:`load` keeps the checked IR of each file in a per-user cache
+(:mod:`tlop.frontend.checked_cache`), so loading a file a second time parses nothing.  The
+front end, numpy and the engines are imported when first needed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, Optional
 
 from tlop import ir
-from tlop.runtime.profile import as_profile
 from tlop.backends.binding import bind_arguments
 from tlop.runtime.diagnostics import TlopError
-from tlop.frontend.elaborate import Elaborated, elaborate
-from tlop.backends.interp import Interpreter
 from tlop.frontend.limits import deep
-from tlop.frontend.loader import load_tree, resolve_path
+from tlop.frontend.loader import resolve_path
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
+
+
+def as_profile(profile):
+    """A :class:`~tlop.runtime.profile.Profile` from a profile, a bundled name, a path or None
+    (the default profile); see :func:`tlop.runtime.profile.as_profile`."""
+    from tlop.runtime.profile import as_profile as _as_profile
+
+    return _as_profile(profile)
 
 
 class AlgorithmHandle:
@@ -81,9 +88,14 @@ class AlgorithmHandle:
         (broadcast together); the result is a float or an array."""
         prof = as_profile(profile)
         env = self.bind(args)
-        shape = np.broadcast_shapes(*(np.shape(v) for v in env.values()))
-        if 0 in shape:  # an empty grid costs nothing to evaluate
-            return np.zeros(shape)
+        if any(type(v) is not float for v in env.values()):
+            import numpy as np
+
+            shape = np.broadcast_shapes(*(np.shape(v) for v in env.values()))
+            if 0 in shape:  # an empty grid costs nothing to evaluate
+                return np.zeros(shape)
+        from tlop.backends.interp import Interpreter
+
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof).eval(self.ir.body, env)
         return _check_result(result, self.name)
@@ -107,6 +119,12 @@ class AlgorithmHandle:
 
 
 def _check_result(result, name):
+    if type(result) is float:
+        if result != result:
+            raise TlopError(f"'{name}' evaluated to NaN (an argument outside the model's domain, e.g. log2 of 0?)")
+        return result
+    import numpy as np
+
     arr = np.asarray(result)
     if np.any(np.isnan(arr)):
         raise TlopError(f"'{name}' evaluated to NaN (an argument outside the model's domain, e.g. log2 of 0?)")
@@ -114,13 +132,30 @@ def _check_result(result, name):
 
 
 class Module:
-    """A loaded and checked ``.tlop`` module with its imports."""
+    """A loaded and checked ``.tlop`` module with its imports.
 
-    def __init__(self, path: Path, elaborated: Elaborated):
+    A module loaded from the checked-IR cache has its program but not yet the elaborator's
+    full result (declarations, ASTs): :attr:`elaborated` computes it on first access."""
+
+    def __init__(self, path: Path, elaborated, *, program: Optional[ir.Program] = None,
+                 root_algorithms: Optional[tuple] = None):
         self.path = path
-        self.elaborated = elaborated
-        self.program: ir.Program = elaborated.program
+        self._elaborated = elaborated
+        self.program: ir.Program = elaborated.program if elaborated is not None else program
+        self._root_algorithms = (tuple(elaborated.root_algorithms) if elaborated is not None
+                                 else tuple(root_algorithms or ()))
         self._handles = {n: AlgorithmHandle(self, a) for n, a in self.program.algorithms.items()}
+
+    @property
+    def elaborated(self):
+        """The elaborator's result (:class:`tlop.frontend.elaborate.Elaborated`)."""
+        if self._elaborated is None:
+            from tlop.frontend.elaborate import elaborate
+            from tlop.frontend.loader import load_tree
+
+            with deep():
+                self._elaborated = elaborate(load_tree(self.path))
+        return self._elaborated
 
     @property
     def algorithms(self) -> list[str]:
@@ -129,7 +164,7 @@ class Module:
 
     @property
     def own_algorithms(self) -> list[str]:
-        return list(self.elaborated.root_algorithms)
+        return list(self._root_algorithms)
 
     def __getitem__(self, name: str) -> AlgorithmHandle:
         try:
@@ -149,14 +184,31 @@ class Module:
 
 
 def load(name_or_path: str | Path) -> Module:
-    """Load, check and lower a ``.tlop`` file or a stdlib module (``"taulop/bcast"``)."""
+    """Load, check and lower a ``.tlop`` file or a stdlib module (``"taulop/bcast"``).
+
+    The checked IR comes from the per-user cache when the file, its imports and the compiler
+    are unchanged (:mod:`tlop.frontend.checked_cache`)."""
+    from tlop.frontend import checked_cache
+
     path = resolve_path(str(name_or_path))
     with deep():
-        return Module(path, elaborate(load_tree(path)))
+        hit = checked_cache.get(path)
+        if hit is not None:
+            return Module(path, None, program=hit.program, root_algorithms=hit.root_algorithms)
+        from tlop.frontend.elaborate import elaborate
+        from tlop.frontend.loader import load_tree
+
+        modules = load_tree(path)
+        elaborated = elaborate(modules)
+        checked_cache.put(path, modules, elaborated)
+        return Module(path, elaborated)
 
 
 def loads(text: str, name: str = "<string>.tlop", base: str | Path = ".") -> Module:
     """Load a module from a string; imports resolve relative to ``base``, then the stdlib."""
+    from tlop.frontend.elaborate import elaborate
+    from tlop.frontend.loader import load_tree
+
     path = (Path(base) / name).resolve()
     with deep():
         return Module(path, elaborate(load_tree(path, text)))

@@ -32,7 +32,11 @@ paramList : param (',' param)* ','? ;
 
 param : name=ID ':' type=typeRef (op=compareOp bound=additive)? ('=' default=expr)? ;
 
-typeRef : name=(ID | 'channel') ;
+// A type: a base name, or a product/quotient of number types with constant exponents
+// (time/bytes, bytes^2, real/time).
+typeRef : factors+=typeFactor (ops+=('*' | '/') factors+=typeFactor)* ;
+
+typeFactor : name=(ID | 'channel') ('^' neg='-'? exponent=NUMBER)? ;
 
 compareOp : '<' | '<=' | '>' | '>=' | '==' | '!=' ;
 

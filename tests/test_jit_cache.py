@@ -16,7 +16,7 @@ def _fresh_module(tag: float):
     # a distinct constant gives a distinct IR hash, hence a distinct cache key
     return tlop.loads(f"""
 import "taulop/platform.tlop"
-algorithm a(P: int >= 1, m: bytes) = {tag} + (P - 1) * T[shm](m)
+algorithm a(P: int >= 1, m: bytes) = {tag}s + (P - 1) * T[shm](m)
 """)
 
 
@@ -88,7 +88,7 @@ def test_concurrent_processes_share_one_entry(cache_dir):
         from tlop.backends.jit import compile_algorithm
         mod = tlop.loads('''
         import "taulop/platform.tlop"
-        algorithm a(P: int >= 1, m: bytes) = {tag} + (P - 1) * T[shm](m)
+        algorithm a(P: int >= 1, m: bytes) = {tag}s + (P - 1) * T[shm](m)
         ''')
         ev = compile_algorithm(mod.program, "a", tlop.default_profile())
         print(repr(ev(P=5, m=777.0)), ev.compile_stats.key)

@@ -1,5 +1,5 @@
 """The JIT's fast paths give the answers of the general paths: batch loops specialised for
-scalar (broadcast) arguments, the exact 2^k shortcut, the direct ``tp_call`` scalar wrapper,
+scalar (broadcast) arguments, the exact 2^k shortcut, the native scalar wrapper,
 and the report of the first failing point of a batch that runs every point."""
 
 import math
@@ -60,7 +60,7 @@ def test_first_failure_is_reported_in_point_order():
     # comparison, so the if picks a side), a NaN result (log2 of a negative x), an argument
     # outside its constraint
     mod = tlop.loads('import "taulop/platform.tlop"\n'
-                     'algorithm f(P: int >= 1, x: real) = (if (max i in 1 .. P - 2: i) > 0 then 1 else 2) + log2(x)\n')
+                     'algorithm f(P: int >= 1, x: real) = ((if (max i in 1 .. P - 2: i) > 0 then 1 else 2) + log2(x)) * 1s\n')
     ev = compile_algorithm(mod.program, "f", tlop.default_profile())
     assert ev(P=5, x=4.0) == 3.0
     cases = [
@@ -81,8 +81,8 @@ def test_first_failure_is_reported_in_point_order():
 
 
 def test_power_of_two_shortcut_is_exact():
-    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm f(y: real) = 2 ^ y\n'
-                     'algorithm g(P: int >= 1) = sum i in -1080 .. P: 2 ^ i\n')
+    mod = tlop.loads('import "taulop/platform.tlop"\nalgorithm f(y: real) = 2 ^ y * 1s\n'
+                     'algorithm g(P: int >= 1) = sum i in -1080 .. P: 2 ^ i * 1s\n')
     prof = tlop.default_profile()
     f = compile_algorithm(mod.program, "f", prof)
     ys = [-1100.0, -1075.0, -1074.0, -1050.0, -1023.0, -1022.0, -0.0, 0.0, 1.0, 52.0, 1023.0, 1024.0,
@@ -98,33 +98,78 @@ def test_power_of_two_shortcut_is_exact():
         assert g(P=P) == want
 
 
-def test_direct_tp_call_wrapper():
-    from tlop.backends.jit import pywrap
+def _count_fallbacks(ev):
+    calls = []
+    slow = ev._call_slow
+
+    def counted(*args, **kwargs):
+        calls.append((args, kwargs))
+        return slow(*args, **kwargs)
+
+    ev._native.set_fallback(counted)
+    return calls
+
+
+def test_native_scalar_wrapper_answers_every_calling_form():
+    import functools
+    import gc
+
     met = tlop.load_profile("metropolis")
-    mod = tlop.load("taulop/allgather")
-    ev = compile_algorithm(mod.program, "ring_allgather_node", met)
-    if pywrap.tp_call_supported():
-        import ctypes
-        tp_call = ctypes.c_void_p.from_address(id(type(ev)) + 8 * pywrap._TP_CALL_WORD).value
-        assert tp_call == pywrap.pycall_address(via_instance=True)
-    want = mod["ring_allgather_node"].evaluate(met, P=16, m=1024.0)
-    assert ev(P=16, m=1024.0) == want == ev._call_slow(P=16, m=1024.0) == type(ev).__call__(P=16, m=1024.0)
-    assert ev(**{"".join(["P"]): 16, "m": 1024.0}) == want  # a non-interned keyword: fallback
-    assert ev(16, 1024.0) == want
-    with pytest.raises(TlopError, match="P = 1"):
-        ev(P=1, m=1.0)
-    bare = object.__new__(type(ev))  # no __init__, no context: the class's __call__ answers
-    assert bare(P=16, m=1024.0) == want
-    other = compile_algorithm(tlop.load("taulop/bcast").program, "binomial_bcast", met)
-    assert ev(P=16, m=1024.0) == want  # classes are per evaluator: contexts do not mix
-    assert other(P=16, m=1024.0) == tlop.load("taulop/bcast")["binomial_bcast"].evaluate(met, P=16, m=1024.0)
+    mod = tlop.load("taulop/bcast")
+    ev = compile_algorithm(mod.program, "binomial_bcast", met)
+    # a documented call: a functools.partial of a builtin, no type slot written
+    assert type(ev).__call__ is functools.partial.__call__
+    assert type(ev.func).__name__ == "builtin_function_or_method" and ev.args == () and ev.keywords == {}
+    h = mod["binomial_bcast"]
+    want = h.evaluate(met, P=16, m=1024.0)
+    calls = _count_fallbacks(ev)
+    forms = [((), {"P": 16, "m": 1024.0}), ((16, 1024.0), {}), ((16,), {"m": 1024.0}),
+             ((), {"P": 16, "m": 1024.0, "c": "shm"}), ((), {"P": 16, "m": 1024.0, "c": 0}),
+             ((), {"P": np.int64(16), "m": np.float64(1024.0)}), ((), {"P": 16.0, "m": np.float32(1024.0)}),
+             ((), {"".join(["P"]): 16, "m": 1024.0}),  # a keyword built at run time (not interned)
+             ((), {"P": 16, "m": 1024.0, "c": "".join(["s", "hm"])})]
+    for args, kwargs in forms:
+        assert ev(*args, **kwargs) == want, (args, kwargs)
+    assert calls == []  # the native path answered every one
+    # another channel: the first call compiles its code (fallback), later calls are native
+    other = h.evaluate(met, P=16, m=1024.0, c="net")
+    assert ev(P=16, m=1024.0, c="net") == other and len(calls) == 1
+    assert ev(P=16, m=1024.0, c="net") == other and ev(16, 1024.0, 1) == other and len(calls) == 1
+    # what the native path does not answer goes to the fallback, which raises the exact errors
+    for args, kwargs, match in [((), {"P": 4, "m": -1.0}, "m = -1"), ((), {"P": 2.5, "m": 1.0}, "integer"),
+                                ((16, 1024.0), {"P": 3}, "given twice"), ((1, 2, 3, 4), {}, "takes 3"),
+                                ((), {"P": 16, "m": 1.0, "c": "nvlink"}, "unknown channel"),
+                                ((), {"P": 16, "m": 1.0, "c": 7}, "not a channel"),
+                                ((), {"P": 16, "m": 10 ** 400}, "too large"),
+                                ((), {"P": 16, "m": "1KiB"}, "string"), ((), {"P": 16}, "missing"),
+                                ((), {"P": 16, "m": 1.0, "Q": 1}, "no parameter 'Q'")]:
+        n = len(calls)
+        with pytest.raises(TlopError, match=match):
+            ev(*args, **kwargs)
+        assert len(calls) == n + 1, (args, kwargs)
+    n = len(calls)
+    assert ev(P=True, m=1024.0) == h.evaluate(met, P=True, m=1024.0) and len(calls) == n + 1  # bool: fallback
+    assert _same(ev(P=[16, 2], m=1024.0), h.evaluate(met, P=[16, 2], m=1024.0))  # arrays: the batch
+    # the builtin keeps what it needs alive without the evaluator
+    fn = ev.func
+    ev._native.set_fallback(ev._call_slow)
+    del ev, calls
+    gc.collect()
+    assert fn(P=16, m=1024.0) == want
+    other_ev = compile_algorithm(tlop.load("taulop/allgather").program, "ring_allgather_node", met)
+    assert other_ev(P=16, m=1024.0) == tlop.load("taulop/allgather")["ring_allgather_node"].evaluate(
+        met, P=16, m=1024.0)
+    assert fn(P=16, m=1024.0) == want  # contexts do not mix
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        import pickle
+        pickle.dumps(other_ev)
 
 
 def test_many_tables_and_parameters_fall_back_cleanly():
     n = 40  # more parameters than the native wrapper takes: the ctypes path answers
     params = ", ".join(f"a{k}: real = {k}" for k in range(n))
     body = " + ".join(f"a{k}" for k in range(n))
-    mod = tlop.loads(f'import "taulop/platform.tlop"\nalgorithm f({params}) = {body}\n')
+    mod = tlop.loads(f'import "taulop/platform.tlop"\nalgorithm f({params}) = ({body}) * 1s\n')
     ev = compile_algorithm(mod.program, "f", make_profile())
     assert ev() == sum(range(n)) and ev(a3=10.0) == sum(range(n)) + 7
     assert _same(ev.batch(a0=np.array([1.0, 2.0])), [sum(range(n)) + 1, sum(range(n)) + 2])

@@ -1,6 +1,11 @@
 """JIT vs interpreter on hypothesis-generated IR programs (every node kind, runtime and
 constant channels, reductions, concurrency, parallel composition) over random profiles and
-random points, including points outside the table grids; errors must agree too."""
+random points, including points outside the table grids; errors must agree too.
+
+:func:`test_four_ways_agree` checks the four evaluations of issue 8 — interpreter scalar,
+interpreter array (element by element), JIT scalar, JIT batch — on programs with negative
+ints, possibly empty ranges, and parallel compositions mixing transmission names on one
+channel over constant and parameter channels."""
 
 import math
 import os
@@ -11,6 +16,7 @@ from hypothesis import strategies as st
 
 from tlop import ir
 from tlop.backends.binding import bind_arguments
+from tlop.backends.interp import Interpreter
 from tlop.runtime.diagnostics import TlopError
 from tlop.backends.jit import compile_algorithm
 
@@ -33,7 +39,10 @@ def _program(body):
         return ir.Lookup("L", c, (m, N(t)))
 
     mv = V("m")
-    trans = {"T": (
+    trans = {"U": (  # a second transmission on both channels, defined differently from T
+        ir.TransmissionVariant("U", 0, None, "m", B("+", o(SHM, mv), L(SHM, mv, 1.0))),
+        ir.TransmissionVariant("U", 1, None, "m", B("+", o(NET, mv), B("*", N(3.0), L(NET, mv, 1.0)))),
+    ), "T": (
         ir.TransmissionVariant("T", 0, None, "m", B("+", o(SHM, mv), B("*", N(2.0), L(SHM, mv, 1.0)))),
         ir.TransmissionVariant("T", 1, "tcp", "m", B("+", B("+", o(NET, mv), B("*", N(2.0), L(SHM, mv, 1.0))),
                                                      L(NET, mv, 1.0))),
@@ -41,7 +50,8 @@ def _program(body):
                                                       ir.Scalar("alpha", NET))),
     )}
     params = (ir.ParamSig("P", "int", None, (">=", N(1.0))), ir.ParamSig("m", "bytes"),
-              ir.ParamSig("x", "real", N(0.5)), ir.ParamSig("c", "channel", N(0.0)))
+              ir.ParamSig("x", "real", N(0.5)), ir.ParamSig("c", "channel", N(0.0)),
+              ir.ParamSig("k", "int", N(0.0)))
     alg = ir.Algorithm("gen", params, body)
     return ir.Program(("shm", "net"), tables, scalars, trans, {"gen": alg})
 
@@ -177,3 +187,109 @@ def test_generated_error_in_batch_names_the_point():
     else:
         raise AssertionError("no error")
     assert math.isclose(ev.batch(P=np.array([5, 9]), m=1.0)[1], 7.0)
+
+
+# ----------------------------------------------------------------------------- four ways (issue 8)
+
+int_leaf = st.sampled_from([N(0.0), N(1.0), N(-1.0), N(-2.0), N(3.0), V("k"), V("P")])
+
+
+#: integer-valued expressions (reduction bounds): negative, zero, positive, symbolic
+int_expr = st.recursive(int_leaf, lambda ch: st.one_of(
+    st.builds(B, st.sampled_from(["+", "-", "*"]), ch, ch),
+    st.builds(ir.Neg, ch),
+    st.builds(lambda a, b: B("%", a, b), ch, st.sampled_from([N(2.0), N(3.0), N(-2.0)])),
+    st.builds(lambda a, b: ir.Fn("max", (a, b)), ch, ch),
+), max_leaves=4)
+
+
+def _extend4(children):
+    xmit = st.builds(lambda w, name, c, s: ir.Xmit(w, name, c, s),
+                     st.sampled_from([N(1.0), N(2.0), V("P")]) | children,
+                     st.sampled_from(["T", "T", "U"]), channel, children)
+    return st.one_of(
+        st.builds(B, st.sampled_from(list(ir.ARITH_OPS) + list(ir.COMPARE_OPS) + list(ir.LOGIC_OPS)),
+                  children, children),
+        st.builds(ir.Neg, children), st.builds(ir.Not, children),
+        st.builds(lambda k, a: ir.Fn(k, (a,)), st.sampled_from(["ceil", "floor", "abs", "log2", "sqrt"]), children),
+        st.builds(lambda k, a, b: ir.Fn(k, (a, b)), st.sampled_from(["min", "max"]), children, children),
+        st.builds(ir.Cond, children, children, children),
+        st.builds(lambda a, b: ir.Let((("y", a),), b), children, children),
+        st.builds(lambda k, lo, hi, body: ir.Reduce(k, "i", lo, hi, body), st.sampled_from(["sum", "max", "min"]),
+                  int_expr, int_expr, children),
+        st.builds(lambda c, m: ir.Lookup("o", c, (m,)), channel, children),
+        st.builds(ir.Conc, children, children),
+        st.builds(lambda name, c, m: ir.Transmit(name, c, m), st.sampled_from(["T", "U"]), channel, children),
+        st.builds(lambda ops: ir.ParComp(tuple(tuple(o) for o in ops)),
+                  st.lists(st.lists(xmit, min_size=1, max_size=2), min_size=1, max_size=4)),
+    )
+
+
+expr4 = st.recursive(leaf | int_leaf | st.just(V("y")) | st.just(V("i")), _extend4, max_leaves=14)
+
+
+def _points4(rng, n=20):
+    pts = [dict(P=1, m=0.0, x=0.0, k=0), dict(P=3, m=100.0, x=-1.0, k=-2), dict(P=2, m=5000.0, x=2.5, k=2)]
+    for _ in range(n):
+        pts.append(dict(P=int(rng.choice([1, 2, 3, 4, 7, 8, 33])),
+                        m=float(rng.choice([0.0, 1.0, 3.0, 100.0, 1024.0, 5000.0, 1e6, -5.0, 2.5])),
+                        x=float(rng.normal(0, 3)), k=int(rng.integers(-4, 5))))
+    return pts
+
+
+def _is_nan_result(r) -> bool:
+    return isinstance(r, TlopError) and r.diagnostics[0].message == "NaN"  # see interp_point
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=expr4, pol=policy, seed=st.integers(0, 2 ** 32 - 1), kind=st.sampled_from(["tcp", "rdma"]))
+def test_four_ways_agree(body, pol, seed, kind):
+    """interpreter scalar = interpreter array (element by element) = JIT scalar = JIT batch, to
+    1e-12 relative, and the same points fail in every way."""
+    rng = np.random.default_rng(seed)
+    prof = make_profile(tables=taulop_tables(rng, n_m=int(rng.integers(1, 6)), n_tau=int(rng.integers(1, 5))),
+                        scalars={"alpha": {"*": 3e-6}},
+                        channels={"shm": {"transmission": "shm", "description": "t"},
+                                  "net": {"transmission": kind, "description": "t"}}, **pol)
+    program = _program(body)
+    alg = program.algorithms["gen"]
+    ev = compile_algorithm(program, "gen", prof)
+    pts = _points4(rng)
+    for c in (0, 1):
+        group = [dict(p, c=c) for p in pts]
+        scalar = [interp_point(program, alg, prof, bind_arguments(program, alg, p)) for p in group]
+        # JIT scalar = interpreter scalar
+        for p, want in zip(group, scalar):
+            got = jit_point(ev, p)
+            if isinstance(want, TlopError):
+                assert isinstance(got, TlopError), (p, got, str(want))
+            else:
+                assert not isinstance(got, TlopError), (p, str(got), want)
+                assert agree(got, want), (p, got, want)
+        arrays = {k: np.array([p[k] for p in group], dtype=float) for k in ("P", "m", "x", "k")}
+        failing = [i for i, w in enumerate(scalar) if isinstance(w, TlopError)]
+        raising = [i for i, w in enumerate(scalar) if isinstance(w, TlopError) and not _is_nan_result(w)]
+        # interpreter array = interpreter scalar, element by element
+        try:
+            with np.errstate(all="ignore"):
+                arr = Interpreter(program, prof).eval(alg.body, bind_arguments(program, alg, dict(arrays, c=c)))
+        except TlopError as err:
+            assert raising, ("the array evaluation failed but no element does", str(err))
+        else:
+            assert not raising, ("elements fail alone but not in the array", [str(scalar[i]) for i in raising])
+            arr = np.broadcast_to(arr, (len(group),))
+            for i, want in enumerate(scalar):
+                if _is_nan_result(want):
+                    assert math.isnan(arr[i]), (group[i], arr[i])
+                else:
+                    assert agree(float(arr[i]), want), (group[i], arr[i], want)
+        # JIT batch = interpreter scalar; a failure names the first failing point
+        try:
+            out = ev.batch(**arrays, c=c)
+        except TlopError as err:
+            assert failing, ("the batch failed but no point does", str(err))
+            assert f"(batch point ({failing[0]},))" in str(err), (str(err), failing)
+        else:
+            assert not failing, ("points fail alone but not in the batch", [str(scalar[i]) for i in failing])
+            for r, w in zip(out, scalar):
+                assert agree(float(r), w), (r, w)

@@ -28,7 +28,7 @@ def test_precedence_and_parentheses():
 
 def test_parallel_composition_and_functions():
     e = pc([xm(0, V("ma")), xm(1, V("mb"))], [xm(0, V("mc"), 2)])
-    assert format_text(e, PROG) == "[T^shm(ma) + T^net(mb)] ‖ 2‖T^shm(mc)"
+    assert format_text(e, PROG) == "[T^shm(ma) + T^net(mb)] ‖ (2‖T^shm(mc))"
     assert format_text(ir.Fn("max", (V("a"), ir.Fn("floor", (B("/", V("m"), V("S")),))))) == "max{a, ⌊m/S⌋}"
     assert format_latex(B("/", V("m"), V("S"))) == "\\frac{m}{S}"
     assert format_text(N(116.0)) == "116" and format_text(N(0.25)) == "0.25"

@@ -32,6 +32,25 @@ def test_every_rule_is_proved():
     assert not failures
 
 
+def test_rules_declare_exactly_the_model_assumptions_their_proofs_need():
+    """An identity needs no model assumption (not even tables ≥ 0); a linearity or A1 rule needs
+    its own; A2/A3 rules need none (the encoding of ‖ is the semantics every engine uses)."""
+    from tlop.analysis.rules.catalogue import table_assumptions
+    for r in RULES:
+        if r.compute is not None or r.induction is not None:
+            continue
+        o = verify_rule(r)
+        assert o.ok and o.assumptions == table_assumptions(r.axioms), (r.name, o.assumptions, r.axioms)
+
+
+def test_an_identity_that_needs_nonnegative_tables_is_caught():
+    L = ir.Lookup("?L", V("?c"), (V("?m"), V("?t")))
+    r = Rule("max-table-zero", ir.Fn("max", (L, N(0))), L, {"?c": "pure", "?m": "pure", "?t": "pure"},
+             tables={"?L": ir.TableSig("?L", True, ("m", "tau"), 1)}, family="minmax")
+    o = verify_rule(r)
+    assert o.ok and o.assumptions == ("nonneg",)
+
+
 def test_every_side_condition_is_needed_or_explained():
     unexplained = []
     for r in RULES:

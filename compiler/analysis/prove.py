@@ -8,7 +8,9 @@ What it does:
   declares.  Rules over sums are proved by induction on their declared variable: a domain
   obligation (the side conditions imply ``n ≥ base``), a base case (every sum empty) and a step
   (each sum at ``n+1`` is its value at ``n`` plus the new term), as separate obligations.
-  Computed rules are proved on each declared instance.  ``unknown`` is a failure.
+  Computed rules are proved on each declared instance.  ``unknown`` is a failure.  A plain
+  rule's outcome names the model assumptions its proof needed (``tlop rules --verify`` fails a
+  rule that needs one it does not declare).
   :func:`condition_needed` drops one side condition and expects a counterexample.
 * :func:`validate` (translation validation) proves a simplified expression equal to the
   original under the axioms of the families used: symbolically (sums with symbolic bounds
@@ -69,6 +71,8 @@ class Outcome:
     obligations: list = field(default_factory=list)  # (name, status, seconds)
     mode: str = "symbolic"
     detail: str = ""
+    assumptions: tuple = ()  # the model assumptions (fact groups) a proof needed, sorted
+
 
     @property
     def ok(self) -> bool:
@@ -87,6 +91,51 @@ def _check(facts, goal, timeout_ms):
     if r == z3.sat:
         return "refuted", s.model()
     return "unknown", None
+
+
+#: time for each check that tries to drop a model assumption from a finished proof
+MINIMIZE_TIMEOUT_MS = 2000
+
+
+def _check_tracked(groups: dict, base: list, goal, timeout_ms):
+    """Prove ``base ∧ groups → goal`` and find which model assumptions the proof needs.
+
+    ``groups`` maps a model-assumption name to its ground facts (:meth:`Encoder.fact_groups`
+    without ``math``).  Each group is guarded by a Boolean literal; on ``unsat`` the unsat core
+    names the groups used, and the core is shrunk by dropping one group at a time while the
+    proof still goes through.  Returns ``(status, model, assumptions)``."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*base)
+    lits = {}
+    for name, facts in sorted(groups.items()):
+        if not facts:
+            continue
+        lit = z3.Bool(f"assume!{name}")
+        lits[name] = lit
+        s.add(z3.Implies(lit, z3.And(*facts)))
+    s.add(z3.Not(goal))
+    r = s.check(*lits.values())
+    if r == z3.sat:
+        return "refuted", s.model(), ()
+    if r != z3.unsat:
+        return "unknown", None, ()
+    core_ids = {str(c) for c in s.unsat_core()}
+    used = [n for n, lit in lits.items() if str(lit) in core_ids]
+    # shrink: a group whose removal keeps the proof is not needed; a check that does not finish
+    # quickly keeps the group (over-reporting an assumption is safe, under-reporting is not)
+    s.set("timeout", min(timeout_ms, MINIMIZE_TIMEOUT_MS))
+    for name in list(used):
+        rest = [lits[n] for n in used if n != name]
+        if s.check(*rest) == z3.unsat:
+            used.remove(name)
+    return "proved", None, tuple(sorted(used))
+
+
+def _split_groups(enc):
+    """``(math facts, model-assumption groups)`` of an encoder (call once, at the end)."""
+    groups = enc.fact_groups()
+    return groups.pop("math"), groups
 
 
 def _val(model, t):
@@ -156,9 +205,10 @@ def _verify_plain(rule, timeout_ms, drop):
     lhs = enc.encode(rule.lhs, env)
     rhs = enc.encode(rule.rhs, env)
     pre = [enc.encode(c, env) != 0 for c in _conds(rule, drop)]
-    status, model = _check(facts + pre + enc.all_facts(), lhs == rhs, timeout_ms)
+    math, groups = _split_groups(enc)
+    status, model, used = _check_tracked(groups, facts + pre + math, lhs == rhs, timeout_ms)
     cex = _counterexample(model, shown, lhs, rhs, enc) if model is not None else None
-    return Outcome(status, counterexample=cex, obligations=[("equality", status)])
+    return Outcome(status, counterexample=cex, obligations=[("equality", status)], assumptions=used)
 
 
 def _verify_induction(rule, timeout_ms, drop):
@@ -290,15 +340,6 @@ def condition_needed(rule: Rule, index: int, timeout_ms: int = 10000) -> Outcome
 
 # ----------------------------------------------------------------------------- translation validation
 
-def _int_vars_of(program, algorithm) -> set:
-    out = set()
-    if algorithm is not None:
-        for p in algorithm.params:
-            if p.type in ("int", "channel", "count", "nat"):
-                out.add(p.name)
-    return out
-
-
 def validate(original: ir.Expr, simplified: ir.Expr, program: Optional[ir.Program] = None, *,
              assume=(), int_vars=(), axioms: ModelAxioms = ModelAxioms(), bound: int = 64,
              timeout_ms: int = 20000) -> Outcome:
@@ -315,10 +356,11 @@ def validate(original: ir.Expr, simplified: ir.Expr, program: Optional[ir.Progra
         except Exception as err:  # an unencodable construct: report as unknown
             tried.append((mode, "unknown"))
             return Outcome("unknown", time.perf_counter() - t0, obligations=tried, mode=mode, detail=str(err))
-        status, model = _check(pre + enc.all_facts() + enc.assumptions, a == b, timeout_ms)
+        math, groups = _split_groups(enc)
+        status, model, used = _check_tracked(groups, pre + math + enc.assumptions, a == b, timeout_ms)
         tried.append((mode, status))
         if status == "proved":
-            return Outcome("proved", time.perf_counter() - t0, obligations=tried,
+            return Outcome("proved", time.perf_counter() - t0, obligations=tried, assumptions=used,
                            mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
         if status == "refuted" and mode == "bounded":
             shown = {k: v for k, v in enc.vars.items()}
@@ -351,10 +393,11 @@ def prove_relation(lhs: ir.Expr, rel: str, rhs: ir.Expr, program: Optional[ir.Pr
         a = enc.encode(lhs)
         b = enc.encode(rhs)
         pre = [enc.encode(f) != 0 for f in assume]
-        status, model = _check(pre + enc.all_facts() + enc.assumptions, _RELS[rel](a, b), timeout_ms)
+        math, groups = _split_groups(enc)
+        status, model, used = _check_tracked(groups, pre + math + enc.assumptions, _RELS[rel](a, b), timeout_ms)
         last = (status, model, enc, a, b, mode)
         if status == "proved":
-            return Outcome("proved", time.perf_counter() - t0,
+            return Outcome("proved", time.perf_counter() - t0, assumptions=used,
                            mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
     status, model, enc, a, b, mode = last
     cex = _counterexample(model, dict(enc.vars), a, b, enc) if model is not None else None

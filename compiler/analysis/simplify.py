@@ -11,8 +11,11 @@ What it does:
   cubically); a rewrite that does not is refused and counted, so the loop is bounded;
 * is **deterministic** and puts commutative operands in a **canonical order** (transmissions by
   name, channel, then falling concurrency; numerals last in sums, first in products);
-* decides side conditions with the context's facts (parameter types and constraints, user
-  assumptions, enclosing ``sum`` ranges) by evaluation or a short Z3 query;
+* decides side conditions with the context's facts — what argument binding enforces
+  (:func:`tlop.ir.facts.param_facts`: integrality, declared constraints, the implicit ``>= 0``
+  of bytes and time), user assumptions, enclosing ``sum`` ranges and ``let`` definitions — and
+  true mathematics, by evaluation or a short Z3 query; never with a model assumption (so an
+  ``int`` may be negative, and a table value is not known to be ≥ 0);
 * each model-assumption family (``linearity``, ``A1``, ``A2``, ``A3``) can be switched off;
 * a small pass manager (:class:`PassManager`) runs ``fold``, ``parcomp`` and ``rewrite``,
   times each and can dump the IR after any pass; every rule application is recorded
@@ -31,7 +34,8 @@ from typing import Callable, Optional
 import z3
 
 from tlop import ir
-from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES
+from tlop.ir.facts import param_facts
+from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES, rules_by_name
 from tlop.analysis.rules.core import MatchContext, Rule, match, substitute, node_head, is_int_expr
 from tlop.analysis.rules.computed import eval_const
 
@@ -40,8 +44,6 @@ __all__ = ["Context", "Simplifier", "simplify", "Step", "PassManager", "Simplify
 
 DEFAULT_FAMILIES = frozenset({"fold", "arith", "conc", "sum", "minmax", "intfn"} | set(MODEL_FAMILIES))
 
-_INT_TYPES = ("int", "channel", "count", "nat")
-_NONNEG_TYPES = ("bytes", "int", "channel", "time", "count", "nat", "size")
 
 
 # ----------------------------------------------------------------------------- context
@@ -78,16 +80,17 @@ class Context:
             return self._cache[key]
         from tlop.analysis.smt import Encoder, ModelAxioms
         self.queries += 1
-        enc = Encoder(self.program, axioms=ModelAxioms(linearity="linearity" in self.families,
-                                                       a1="A1" in self.families),
-                      int_vars=self.int_vars)
+        # side conditions are decided from the context's facts and true mathematics only: no
+        # model assumption (table non-negativity, monotonicity, A1, linearity) may decide one,
+        # so a result rests on exactly the model assumptions of the rules that produced it
+        enc = Encoder(self.program, axioms=ModelAxioms(linearity=False, a1=False), int_vars=self.int_vars)
         try:
             goal = enc.encode(cond) != 0
             facts = [enc.encode(f) != 0 for f in self.facts]
         except Exception:
             self._cache[key] = None
             return None
-        base = facts + enc.all_facts() + enc.assumptions
+        base = facts + enc.fact_groups()["math"] + enc.assumptions
         out = None
         for want, target in ((True, z3.Not(goal)), (False, goal)):
             s = z3.Solver()
@@ -116,19 +119,10 @@ def _const_value(e: ir.Expr):
 
 def context_for(program: ir.Program, algorithm: ir.Algorithm, *, families=DEFAULT_FAMILIES,
                 assume=()) -> Context:
-    """The context of an algorithm's body: integer parameters, parameter constraints and type
-    facts (sizes and counts are non-negative), plus ``assume`` (IR conditions)."""
-    ints, facts = set(), []
-    for p in algorithm.params:
-        if p.type in _INT_TYPES:
-            ints.add(p.name)
-        if p.type in _NONNEG_TYPES:
-            facts.append(ir.Bin(">=", ir.Var(p.name), ir.Num(0)))
-        if p.type == "channel" and program is not None:
-            facts.append(ir.Bin("<", ir.Var(p.name), ir.Num(len(program.channels))))
-        if p.constraint is not None:
-            op, bound = p.constraint
-            facts.append(ir.Bin(op, ir.Var(p.name), bound))
+    """The context of an algorithm's body: the integer parameters and the facts argument binding
+    enforces (:func:`tlop.ir.facts.param_facts`: declared constraints, the implicit ``>= 0`` of
+    bytes and time, channel indices), plus ``assume`` (IR conditions the user states)."""
+    ints, facts = param_facts(algorithm.params, program)
     return Context(program, int_vars=ints, facts=tuple(facts) + tuple(assume), families=families)
 
 
@@ -235,13 +229,14 @@ class Simplifier:
         return e
 
     def _rw(self, e: ir.Expr, ctx: Context) -> ir.Expr:
-        key = (e, ctx.facts, ctx.int_vars)
+        # the type is part of the key: equality ignores it, and 1 (int) must not become 1B
+        key = (e, e.ty, ctx.facts, ctx.int_vars)
         got = self._memo.get(key)
         if got is not None:
             return got
         out = self._rw_node(e, ctx)
         self._memo[key] = out
-        self._memo[(out, ctx.facts, ctx.int_vars)] = out
+        self._memo[(out, out.ty, ctx.facts, ctx.int_vars)] = out
         return out
 
     def _rw_children(self, e: ir.Expr, ctx: Context) -> ir.Expr:
@@ -386,6 +381,22 @@ class SimplifyResult:
     passes: list = field(default_factory=list)
     refused: int = 0
     families: frozenset = frozenset()
+
+    @property
+    def assumptions(self) -> tuple:
+        """The model assumptions the result rests on: the axioms of the model rules its steps
+        applied (side conditions are decided without model assumptions), sorted."""
+        rules = _rules_by_name()
+        return tuple(sorted({a for s in self.steps for a in (rules[s.rule].axioms if s.rule in rules else ())}))
+
+
+_RULE_INDEX: dict = {}
+
+
+def _rules_by_name() -> dict:
+    if not _RULE_INDEX:
+        _RULE_INDEX.update(rules_by_name())
+    return _RULE_INDEX
 
 
 class PassManager:

@@ -2,19 +2,21 @@
 
 What it does: :class:`Encoder` maps an IR expression (evaluated under a concurrency factor,
 exactly as :mod:`tlop.backends.interp` does) to a Z3 ``Real`` term and collects, on the side, the facts
-that make the uninterpreted parts sound:
+that make the uninterpreted parts sound, grouped by what they rest on (:meth:`Encoder.fact_groups`:
+true mathematics, or a named model assumption, so that a proof can report which it used):
 
 * **tables** are uninterpreted functions ``tbl_<name>(channel, args…)``; their declared axioms
-  are added as ground instances over the applications that occur: non-negative; monotone in
-  τ; ``L(m,τ) ≤ L(m,A·τ) ≤ A·L(m,τ)`` for A ≥ 1 (for pairs whose τ values are numerals, so
-  the fact stays linear).  With the *linearity* family on, a transfer table with a τ slot is
-  encoded as ``m · unit(τ)`` — exactly ``L(A·m, τ) = A·L(m, τ)``.
+  are added as ground instances over the applications that occur: non-negative (``nonneg``);
+  monotone in τ and ``L(m,τ) ≤ L(m,A·τ) ≤ A·L(m,τ)`` for A ≥ 1 (``monotone``; for pairs whose
+  τ values are numerals, so the fact stays linear).  With the *linearity* family on, each
+  transfer-table application ``L(m, τ)`` gets the ground fact ``L(m, τ) = m · unit(τ)`` (group
+  ``linearity``) — exactly ``L(A·m, τ) = A·L(m, τ)`` — and is non-negative where ``m ≥ 0``.
 * **transmissions** ``A ‖ T^c(m)`` are uninterpreted functions ``T(c, m, conc)`` (the notation
   keeps them whole), non-negative and monotone in the concurrency; with *A1* on, additive in the
   size for a fixed concurrency (ground instances over pairs of occurring applications).
-* **parallel compositions** are encoded exactly as the interpreter evaluates them: lock-step
-  phases, A2 within a channel (sizes sorted — directly when they are numerals, by a case split
-  over the orderings otherwise, up to five items), A3 (max) across channels.
+* **parallel compositions** are encoded through the one τ-Lop reduction the engines evaluate
+  (:func:`tlop.ir.taulop.expand_parcomp`): lock-step phases, A2 within a channel in rank form
+  (``If`` terms for orders not known), A3 (max) across channels.
 * ``floor`` is exact (``to_int``), ``ceil x = −floor(−x)``; ``x^k`` for a small integer numeral
   ``k`` is a product; ``2^x`` and ``log2`` are uninterpreted functions with sound ground facts
   (``2^0 = 1``, ``2^(t+1) = 2·2^t`` for integer t, positivity, monotonicity, ``log2(2^t) = t``,
@@ -39,6 +41,8 @@ from typing import Callable, Optional
 import z3
 
 from tlop import ir
+from tlop.ir.taulop import expand_parcomp
+from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "CostVar", "z3_value"]
@@ -54,12 +58,13 @@ class ModelAxioms:
     a1: bool = True          # A‖T(m1) + A‖T(m2) = A‖T(m1 + m2)
 
     def names(self) -> tuple:
-        out = ["nonneg", "monotone-tau", "conc-bound"]
+        """The fact groups an encoding with these axioms may use (see :meth:`Encoder.fact_groups`)."""
+        out = ["math", "nonneg", "monotone"]
         if self.linearity:
             out.append("linearity")
         if self.a1:
             out.append("A1")
-        return tuple(out) + ("A2", "A3")
+        return tuple(out)
 
 
 @dataclass
@@ -99,7 +104,7 @@ def _num(e: z3.ArithRef):
 R = z3.RealSort()
 
 
-class Encoder:
+class Encoder(ExprFunctor):
     """Encodes IR of one program into Z3; one instance per proof obligation (it accumulates
     facts).  ``int_vars`` names the variables of integer type; ``tables`` adds schematic table
     signatures (rules use names like ``?L``) to the program's."""
@@ -117,7 +122,8 @@ class Encoder:
         self.bound = bound
         self.reduce_hook = reduce_hook
         self.prefix = prefix
-        self.facts: list = []            # side facts (definitions and axiom instances)
+        self.facts: list = []            # side facts true of the real functions (definitions)
+        self.linear_facts: list = []     # ground instances of linearity (model assumption)
         self.assumptions: list = []      # conditions the result relies on (bounded unrolling)
         self.vars: dict = {}             # name -> z3 const (free variables met)
         self._funcs: dict = {}
@@ -126,6 +132,7 @@ class Encoder:
         self._pow2: dict = {}            # str(arg) -> (arg, term, is_int)
         self._log2: dict = {}
         self._fresh = 0
+        self._linear_apps: list = []     # (m, term) of tables encoded under linearity
         self._abstract: dict = {}
 
     # ------------------------------------------------------------------ variables and functions
@@ -160,18 +167,36 @@ class Encoder:
 
     def all_facts(self) -> list:
         """The collected side facts plus every ground axiom instance (call once, at the end)."""
-        out = list(self.facts)
-        out += self._table_axioms()
-        out += self._xmit_axioms()
-        out += self._pow_log_axioms()
-        return out
+        return [f for group in self.fact_groups().values() for f in group]
+
+    def fact_groups(self) -> dict:
+        """Every fact, by what it rests on (call once, at the end):
+
+        * ``math`` — true of the real functions and of the IR's semantics (``floor``, ``2^x``,
+          ``log2``, an empty sum is 0): always safe to use;
+        * ``nonneg`` — tables and transmissions are ≥ 0 (profiles reject negative table values
+          and interpolate with ``max(·, 0)``, but a profile may switch that off);
+        * ``monotone`` — tables grow with τ and ``L(m, A·τ) ≤ A·L(m, τ)``, transmissions grow
+          with their concurrency: τ-Lop model assumptions, not checked on profiles;
+        * ``linearity``, ``A1`` — the model-assumption families of the same names (present only
+          when :class:`ModelAxioms` enables them).
+
+        Groups other than ``math`` are model assumptions: a proof that uses one holds only on
+        tables that satisfy it (see :data:`ASSUMPTIONS`)."""
+        table_nonneg, table_mono = self._table_axioms()
+        xmit_nonneg, xmit_mono, a1 = self._xmit_axioms()
+        groups = {"math": list(self.facts) + self._pow_log_axioms(),
+                  "nonneg": table_nonneg + xmit_nonneg,
+                  "monotone": table_mono + xmit_mono}
+        if self.axioms.linearity:
+            groups["linearity"] = list(self.linear_facts)
+        if self.axioms.a1:
+            groups["A1"] = a1
+        return groups
 
     # ------------------------------------------------------------------ core
-    def _e(self, e, env, conc):
-        m = getattr(self, "_e_" + type(e).__name__, None)
-        if m is None:
-            raise TlopError(f"cannot encode {type(e).__name__} for Z3", getattr(e, "span", None))
-        return m(e, env, conc)
+    visit_prefix = "_e_"
+    _e = ExprFunctor.visit
 
     def _e_Num(self, e, env, conc):
         v = e.value
@@ -324,9 +349,9 @@ class Encoder:
             if n <= UNROLL_LIMIT:
                 return self._combine(e.kind, [body(z3.RealVal(i)) for i in range(start, stop + 1)])
         if self.sum_mode == "bounded":
-            # lo, hi are integers by lowering's typing; unroll ``bound`` terms under the
+            # the index runs from ⌈lo⌉ as in the interpreter; unroll ``bound`` terms under the
             # assumption that the range is no longer
-            ilo = z3.ToInt(lo)
+            ilo = -z3.ToInt(-lo)
             terms = []
             self.assumptions.append(hi - lo + 1 <= self.bound)
             for j in range(self.bound):
@@ -383,9 +408,17 @@ class Encoder:
         if tau_i is not None:
             args[tau_i] = args[tau_i] * conc
         if tau_i is not None and self.axioms.linearity and len(args) == 2:
+            # the table stays an uninterpreted application; linearity is a separate (tracked)
+            # ground fact L(m, τ) = m·unit(τ), and non-negativity holds where m ≥ 0
             m, tau = args[1 - tau_i], args[tau_i]
+            full = ([ch] if ch is not None else []) + list(args)
+            t = self.func("tbl_" + e.table, len(full))(*full)
             unit = self._table_app(e.table + "_unit", ch, [tau], tau_pos=0)
-            return m * unit
+            fact = t == m * unit
+            if not any(z3.eq(fact, f) for f in self.linear_facts):
+                self.linear_facts.append(fact)
+                self._linear_apps.append((m, t))
+            return t
         return self._table_app(e.table, ch, args, tau_pos=tau_i)
 
     def _table_app(self, name, ch, args, tau_pos):
@@ -423,81 +456,19 @@ class Encoder:
         raise TlopError("a concurrent transmission item outside a parallel composition", e.span)
 
     def _e_ParComp(self, e, env, conc):
-        phases = max(len(op) for op in e.operands)
-        total = z3.RealVal(0)
-        for k in range(phases):
-            groups: dict = {}
-            for op in e.operands:
-                if k >= len(op):
-                    continue
-                x = op[k]
-                ch = self._e(x.channel, env, conc)
-                key = (x.name, str(z3.simplify(ch)))
-                groups.setdefault(key, (x.name, ch, []))[2].append(
-                    (self._e(x.count, env, conc), self._e(x.size, env, conc)))
-            glist = list(groups.values())
-            symbolic = [g for g in glist if _num(g[1]) is None]
-            if symbolic and len(glist) > 1:
-                # channel identity is not known: A2 if they coincide, A3 if not
-                if len(glist) != 2 or glist[0][0] != glist[1][0]:
-                    raise TlopError("a parallel composition over more than two symbolic channels "
-                                    "cannot be encoded for Z3")
-                (n0, c0, i0), (n1, c1, i1) = glist
-                merged = self._a2(n0, c0, i0 + i1, conc)
-                a, b = self._a2(n0, c0, i0, conc), self._a2(n1, c1, i1, conc)
-                total = total + z3.If(c0 == c1, merged, z3.If(a > b, a, b))
-                continue
-            cost = None
-            for name, ch, items in glist:
-                c = self._a2(name, ch, items, conc)
-                cost = c if cost is None else z3.If(c > cost, c, cost)
-            total = total + cost
-        return total
-
-    def _a2_sorted(self, name, ch, items, conc):
-        """A2 for items already in ascending size order."""
-        out = z3.RealVal(0)
-        prev = z3.RealVal(0)
-        for j, (_, s) in enumerate(items):
-            carried = items[j][0]
-            for w, _ in items[j + 1:]:
-                carried = carried + w
-            d = s - prev
-            prev = s
-            kd = _num(d)
-            if kd is not None:
-                if kd > 0:
-                    out = out + self.transmit(name, ch, z3.simplify(d), conc * carried)
-                continue
-            out = out + z3.If(d > 0, self.transmit(name, ch, d, conc * carried), z3.RealVal(0))
-        return out
-
-    def _a2(self, name, ch, items, conc):
-        sizes = [_num(s) for _, s in items]
-        if all(v is not None for v in sizes):
-            order = sorted(range(len(items)), key=lambda i: sizes[i])  # stable, like numpy's
-            return self._a2_sorted(name, ch, [items[i] for i in order], conc)
-        if len(items) > 5:
-            raise TlopError(f"parallel composition of {len(items)} symbolic sizes on one channel is too "
-                            "large to encode for Z3")
-        perms = list(itertools.permutations(range(len(items))))
-        out = None
-        for p in reversed(perms):
-            cost = self._a2_sorted(name, ch, [items[i] for i in p], conc)
-            if out is None:
-                out = cost
-                continue
-            cond = z3.And(*[items[p[i]][1] <= items[p[i + 1]][1] for i in range(len(p) - 1)]) \
-                if len(p) > 1 else z3.BoolVal(True)
-            out = z3.If(cond, cost, out)
-        return out
+        """The shared τ-Lop reduction (:func:`tlop.ir.taulop.expand_parcomp`), encoded like any
+        other expression: its residual ``if`` tests become ``z3.If`` terms."""
+        return self._e(expand_parcomp(e).expr, env, conc)
 
     # ------------------------------------------------------------------ axioms (ground instances)
     def _table_axioms(self):
-        out = []
+        """``(non-negativity, monotonicity)`` ground instances over the table applications met."""
+        nonneg, out = [], []
+        for m, t in self._linear_apps:
+            nonneg.append(z3.Implies(m >= 0, t >= 0))
         for (name, _), apps in self._table_apps.items():
             for args, t, tau_pos in apps:
-                out.append(t >= 0)
+                nonneg.append(t >= 0)
             for (a1, t1, tp), (a2, t2, _) in itertools.combinations(apps, 2):
                 if tp is None or len(a1) != len(a2):
                     continue
@@ -512,14 +483,16 @@ class Encoder:
                 if k1 is not None and k2 is not None and k1 > 0 and k2 > 0:
                     lo_t, hi_t, lo_v, hi_v = (t1, t2, k1, k2) if k1 <= k2 else (t2, t1, k2, k1)
                     out.append(z3.Implies(same, hi_t <= z3.RealVal(hi_v) / z3.RealVal(lo_v) * lo_t))
-        return out
+        return nonneg, out
 
     def _xmit_axioms(self):
-        out = []
+        """``(non-negativity, monotonicity in the concurrency, A1)`` ground instances over the
+        transmission applications met (A1 empty unless enabled)."""
+        nonneg, out, a1 = [], [], []
         for key, apps in list(self._xmit_apps.items()):
             base = list(apps)
             for size, c, t in base:
-                out.append(t >= 0)
+                nonneg.append(t >= 0)
             for (s1, c1, t1), (s2, c2, t2) in itertools.combinations(base, 2):
                 out.append(z3.Implies(z3.And(s1 == s2, c1 <= c2), t1 <= t2))
                 out.append(z3.Implies(z3.And(s1 == s2, c2 <= c1), t2 <= t1))
@@ -528,9 +501,9 @@ class Encoder:
                 ch_term = base[0][2].arg(0)
                 for (s1, c1, t1), (s2, c2, t2) in itertools.combinations_with_replacement(base, 2):
                     joined = f(ch_term, s1 + s2, c1)
-                    out.append(z3.Implies(c1 == c2, t1 + t2 == joined))
-                    out.append(joined >= 0)
-        return out
+                    a1.append(z3.Implies(c1 == c2, t1 + t2 == joined))
+                    nonneg.append(joined >= 0)
+        return nonneg, out, a1
 
     def _pow_log_axioms(self):
         out = []

@@ -6,30 +6,78 @@ declared constraint (``P: int >= 1``) element-wise, reporting a violation with t
 constraint in the ``.tlop`` file.  Shared by the interpreter path and the JIT, so both accept
 and reject exactly the same inputs.
 
+Speed: everything that depends only on the signature (parameter kinds, default values,
+constraint bounds, channel names) is computed once per algorithm by a :class:`Binder`
+(:func:`binder_for` keeps one per algorithm object).  Plain ``float``/``int`` arguments are
+checked with Python arithmetic; anything else (numpy scalars and arrays, lists) goes through
+``numpy.asarray`` element-wise, with the same messages.  numpy is imported only then.
+
+Parameter types: :data:`PARAM_KINDS` says, per declared type, whether values must be integral,
+whether the parameter names a channel, and which unit kind a CLI value may carry
+(``16``, ``1MiB``, ``2us``).  A new parameter type is one entry there (plus its unit kind in
+:mod:`tlop.runtime.units` if it has units); nothing else in this module looks at type names.
+
 What it does not do: evaluate the cost.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
-import numpy as np
+import math
+import operator
+import weakref
+from typing import Any, Mapping, Optional
 
 from tlop import ir
 from tlop.runtime.diagnostics import Diagnostic, TlopError
-from tlop.runtime.units import split_quantity, unit_factor, unit_kind
+from tlop.ir.types import Type, parse_type
+from tlop.runtime.units import split_quantity, unit_dimension
 
-__all__ = ["bind_arguments", "parse_cli_value", "constraint_mask"]
+__all__ = ["bind_arguments", "parse_cli_value", "constraint_mask", "Binder", "binder_for", "PARAM_KINDS",
+           "ParamKind"]
 
-_OPS = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-    "==": np.equal, "!=": np.not_equal,
+
+class ParamKind:
+    """How arguments of one declared parameter type are checked.
+
+    ``integer``: values must be integral; ``channel``: the value is a channel (a name or an
+    index into the program's channels); ``unit``: the unit kind a CLI value may carry
+    (``"bytes"``, ``"time"``; None: no unit allowed)."""
+
+    __slots__ = ("integer", "channel", "unit")
+
+    def __init__(self, integer: bool = False, channel: bool = False, unit: Optional[str] = None):
+        self.integer, self.channel, self.unit = integer, channel, unit
+
+    def __repr__(self) -> str:
+        return f"ParamKind(integer={self.integer}, channel={self.channel}, unit={self.unit!r})"
+
+
+#: declared type -> how its arguments are checked (a type missing here takes any unit)
+PARAM_KINDS = {
+    "int": ParamKind(integer=True),
+    "real": ParamKind(),
+    "bytes": ParamKind(unit="bytes"),
+    "time": ParamKind(unit="time"),
+    "channel": ParamKind(integer=True, channel=True),
 }
+_ANY_UNIT = ParamKind(unit="*")
+
+_PY_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+           "==": operator.eq, "!=": operator.ne}
+_NP_OPS = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal", "==": "equal",
+           "!=": "not_equal"}
+
+
+def _kind(ptype: str) -> ParamKind:
+    return PARAM_KINDS.get(ptype, _ANY_UNIT)
 
 
 def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> float:
-    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``."""
-    if ptype == "channel":
+    """A command-line value for a parameter of type ``ptype``: ``16``, ``1MiB``, ``2us``, ``shm``,
+    or a rate such as ``0.2ns/B`` for a ``time/bytes`` parameter (the unit must have the
+    parameter's dimension; a plain number is in seconds and bytes)."""
+    kind = _kind(ptype)
+    if kind.channel:
         if program is not None and text in program.channels:
             return float(program.channels.index(text))
         raise TlopError(f"{name}={text}: unknown channel; channels: "
@@ -38,19 +86,216 @@ def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> fl
     if q is None:
         raise TlopError(f"{name}={text}: not a number (examples: 16, 1MiB, 64KiB, 2.5us)")
     value, unit = q
-    kind = unit_kind(unit)
-    if kind is None:
+    dim = unit_dimension(unit)
+    if dim is None:
         raise TlopError(f"{name}={text}: unknown unit '{unit}'")
-    if kind != "number" and ptype in ("bytes", "time") and kind != ptype:
-        raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {kind}")
-    if kind != "number" and ptype in ("int", "real"):
-        raise TlopError(f"{name}={text}: {name} is {ptype} and takes no unit")
-    return value * unit_factor(unit)
+    factor, t_exp, b_exp = dim
+    want = parse_type(ptype)
+    if unit and want is not None and want.is_num:
+        if want.dimensionless:
+            raise TlopError(f"{name}={text}: {name} is {ptype} and takes no unit")
+        if (want.time, want.bytes) != (t_exp, b_exp):
+            got = Type("num", t_exp, b_exp)
+            what = "a plain number" if got.dimensionless else str(got)
+            raise TlopError(f"{name}={text}: {name} is {ptype}, but '{unit}' is a unit of {what}")
+    return value * factor
 
 
 def _eval_const(e: ir.Expr) -> float:
     from tlop.backends.interp import Interpreter  # a closed expression needs no profile
     return float(Interpreter(ir.Program((), {}, {}, {}, {}), None).eval(e, {}))
+
+
+class _Param:
+    """One parameter as the binder checks it (closed default and bound evaluated once)."""
+
+    __slots__ = ("sig", "name", "type", "kind", "span", "op", "op_fn", "bound_expr", "cspan",
+                 "_default", "_bound")
+
+    def __init__(self, p: ir.ParamSig):
+        self.sig = p
+        self.name, self.type, self.span = p.name, p.type, p.span
+        self.kind = _kind(p.type)
+        self._default = self._bound = None
+        if p.constraint is not None:
+            self.op, self.bound_expr = p.constraint
+            self.op_fn = _PY_OPS[self.op]
+            self.cspan = p.constraint_span or p.span
+        else:
+            self.op = self.bound_expr = self.op_fn = self.cspan = None
+
+    @property
+    def default(self) -> float:
+        if self._default is None:
+            self._default = _eval_const(self.sig.default)
+        return self._default
+
+    @property
+    def bound(self) -> float:
+        if self._bound is None:
+            self._bound = _eval_const(self.bound_expr)
+        return self._bound
+
+
+class Binder:
+    """Binds arguments to the parameters of one algorithm of one program (see the module
+    docstring).  :meth:`bind` is :func:`bind_arguments`."""
+
+    def __init__(self, program: ir.Program, alg: ir.Algorithm):
+        self.program = program
+        self.alg = alg
+        self.params = [_Param(p) for p in alg.params]
+        self.names = frozenset(p.name for p in alg.params)
+        self.nchannels = len(program.channels) if program is not None else 0
+
+    def bind(self, args: Mapping[str, Any], strings: bool = False) -> dict:
+        """The environment for evaluating the algorithm: every parameter bound to a float or a
+        float array.  ``strings=True`` parses string values as the CLI does.  Raises TlopError
+        listing every problem: unknown or missing arguments, channel names, non-integers for
+        ``int`` parameters, and constraint violations (with the span of the constraint)."""
+        problems: list = []
+        alg = self.alg
+        for k in args:
+            if k not in self.names:
+                problems.append(Diagnostic(
+                    f"'{alg.name}' has no parameter '{k}'; parameters: {', '.join(p.name for p in alg.params)}",
+                    alg.span))
+        env: dict = {}
+        for p in self.params:
+            if p.name in args:
+                v = args[p.name]
+                t = type(v)
+                if t is float or t is int:
+                    try:
+                        v = float(v)
+                    except OverflowError:
+                        problems.append(Diagnostic(f"argument {p.name}: {v!r:.40} is too large for a double", p.span))
+                        continue
+                elif t is str:
+                    if p.kind.channel or strings:
+                        try:
+                            v = parse_cli_value(v, p.type, p.name, self.program)
+                        except TlopError as e:
+                            problems.extend(Diagnostic(d.message, p.span) for d in e.diagnostics)
+                            continue
+                    else:
+                        problems.append(Diagnostic(f"argument {p.name}: expected a number, got the string '{v}'",
+                                                   p.span))
+                        continue
+                else:
+                    v = self._general_value(p, v, problems)
+                    if v is None:
+                        continue
+            elif p.sig.default is not None:
+                v = p.default
+            else:
+                problems.append(Diagnostic(f"missing argument '{p.name}' ({p.type}) for '{alg.name}'", p.span))
+                continue
+            problem = self._check_scalar(p, v) if type(v) is float else self._check_array(p, v)
+            if problem is not None:
+                problems.append(problem)
+                continue
+            env[p.name] = v
+        if problems:
+            raise TlopError(problems)
+        return env
+
+    # ------------------------------------------------------------------ values
+    @staticmethod
+    def _general_value(p: _Param, v, problems: list):
+        """Anything but a plain float, int or string: through ``numpy.asarray`` (a float for a
+        0-d result, else the array); None after reporting a problem."""
+        import numpy as np
+
+        try:
+            arr = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            problems.append(Diagnostic(f"argument {p.name}: expected a number or an array of numbers, "
+                                       f"got {type(v).__name__}", p.span))
+            return None
+        except OverflowError:
+            problems.append(Diagnostic(f"argument {p.name}: {v!r:.40} is too large for a double", p.span))
+            return None
+        if p.kind.channel and arr.ndim != 0:
+            problems.append(Diagnostic(f"argument {p.name}: a channel parameter takes one channel, not an array",
+                                       p.span))
+            return None
+        return float(arr) if arr.ndim == 0 else arr
+
+    def _check_scalar(self, p: _Param, v: float) -> Optional[Diagnostic]:
+        """The checks of :meth:`_check_array` for one float, in Python arithmetic."""
+        if v != v:
+            return Diagnostic(f"argument {p.name} is NaN", p.span)
+        if p.kind.integer and math.isfinite(v) and not v.is_integer():
+            return Diagnostic(f"argument {p.name} = {v:g} must be an integer ({p.name}: {p.type})", p.span)
+        if p.kind.channel and not 0 <= v < self.nchannels:
+            return Diagnostic(f"argument {p.name} = {v:g} is not a channel index", p.span)
+        if p.op is not None:
+            bound = p.bound
+            if not p.op_fn(v, bound):
+                return Diagnostic(f"argument {p.name} = {v:g} violates the constraint {p.name} {p.op} {bound:g}",
+                                  p.cspan)
+        return None
+
+    def _check_array(self, p: _Param, v) -> Optional[Diagnostic]:
+        """NaN, integrality, channel range and the declared constraint, element-wise."""
+        import numpy as np
+
+        arr = np.asarray(v, dtype=float)
+        if np.any(np.isnan(arr)):
+            return Diagnostic(f"argument {p.name} is NaN", p.span)
+        if p.kind.integer and np.any(arr != np.floor(arr)):
+            bad = arr[arr != np.floor(arr)].flat[0] if arr.ndim else float(arr)
+            return Diagnostic(f"argument {p.name} = {bad:g} must be an integer ({p.name}: {p.type})", p.span)
+        if p.kind.channel and not 0 <= float(arr) < self.nchannels:
+            return Diagnostic(f"argument {p.name} = {float(arr):g} is not a channel index", p.span)
+        if p.op is not None:
+            bound = p.bound
+            ok = getattr(np, _NP_OPS[p.op])(arr, bound)
+            if not np.all(ok):
+                bad = arr[~ok].flat[0] if arr.ndim else float(arr)
+                where = f" ({int(np.count_nonzero(~ok))} of {arr.size} values)" if arr.ndim else ""
+                return Diagnostic(f"argument {p.name} = {bad:g} violates the constraint {p.name} {p.op} {bound:g}{where}",
+                                  p.cspan)
+        return None
+
+    # ------------------------------------------------------------------ grids
+    def constraint_mask(self, columns: Mapping[str, Any]):
+        """See :func:`constraint_mask`."""
+        import numpy as np
+
+        n = max((np.size(v) for v in columns.values()), default=1)
+        ok = np.ones(n, dtype=bool)
+        for p in self.params:
+            if p.op is None:
+                continue
+            value = columns[p.name] if p.name in columns else p.default if p.sig.default is not None else None
+            if value is None:
+                continue
+            ok &= np.broadcast_to(getattr(np, _NP_OPS[p.op])(np.asarray(value, dtype=float), p.bound), (n,))
+        return ok
+
+
+_BINDERS: dict = {}  # (id(program), id(alg)) -> (weakref(program), weakref(alg), Binder)
+
+
+def binder_for(program: ir.Program, alg: ir.Algorithm) -> Binder:
+    """The :class:`Binder` of ``alg`` in ``program``, made once per pair of objects (kept while
+    both live)."""
+    key = (id(program), id(alg))
+    hit = _BINDERS.get(key)
+    if hit is not None and hit[0]() is program and hit[1]() is alg:
+        return hit[2]
+    binder = Binder(program, alg)
+    try:
+        def forget(_ref, key=key, pop=_BINDERS.pop):
+            pop(key, None)
+
+        _BINDERS[key] = (weakref.ref(program, forget) if program is not None else (lambda: None),
+                         weakref.ref(alg, forget), binder)
+    except TypeError:  # objects without weak references: no caching
+        pass
+    return binder
 
 
 def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, Any],
@@ -60,84 +305,10 @@ def bind_arguments(program: ir.Program, alg: ir.Algorithm, args: Mapping[str, An
     ``strings=True`` parses string values as the CLI does.  Raises TlopError listing every
     problem: unknown or missing arguments, channel names, non-integers for ``int`` parameters,
     and constraint violations (with the span of the constraint)."""
-    problems: list[Diagnostic] = []
-    names = {p.name for p in alg.params}
-    for k in args:
-        if k not in names:
-            problems.append(Diagnostic(
-                f"'{alg.name}' has no parameter '{k}'; parameters: {', '.join(p.name for p in alg.params)}", alg.span))
-    env: dict = {}
-    for p in alg.params:
-        if p.name in args:
-            v = args[p.name]
-            if isinstance(v, str):
-                if p.type == "channel" or strings:
-                    try:
-                        v = parse_cli_value(v, p.type, p.name, program)
-                    except TlopError as e:
-                        problems.extend(Diagnostic(d.message, p.span) for d in e.diagnostics)
-                        continue
-                else:
-                    problems.append(Diagnostic(f"argument {p.name}: expected a number, got the string '{v}'", p.span))
-                    continue
-            try:
-                arr = np.asarray(v, dtype=float)
-            except (TypeError, ValueError):
-                problems.append(Diagnostic(f"argument {p.name}: expected a number or an array of numbers, "
-                                           f"got {type(v).__name__}", p.span))
-                continue
-            except OverflowError:
-                problems.append(Diagnostic(f"argument {p.name}: {v!r:.40} is too large for a double", p.span))
-                continue
-            if p.type == "channel" and arr.ndim != 0:
-                problems.append(Diagnostic(f"argument {p.name}: a channel parameter takes one channel, not an array",
-                                           p.span))
-                continue
-            v = float(arr) if arr.ndim == 0 else arr
-        elif p.default is not None:
-            v = _eval_const(p.default)
-        else:
-            problems.append(Diagnostic(f"missing argument '{p.name}' ({p.type}) for '{alg.name}'", p.span))
-            continue
-        arr = np.asarray(v, dtype=float)
-        if np.any(np.isnan(arr)):
-            problems.append(Diagnostic(f"argument {p.name} is NaN", p.span))
-            continue
-        if p.type in ("int", "channel") and np.any(arr != np.floor(arr)):
-            bad = arr[arr != np.floor(arr)].flat[0] if arr.ndim else float(arr)
-            problems.append(Diagnostic(f"argument {p.name} = {bad:g} must be an integer ({p.name}: {p.type})", p.span))
-            continue
-        if p.type == "channel" and not 0 <= float(arr) < len(program.channels):
-            problems.append(Diagnostic(f"argument {p.name} = {float(arr):g} is not a channel index", p.span))
-            continue
-        if p.constraint is not None:
-            op, bound_expr = p.constraint
-            bound = _eval_const(bound_expr)
-            ok = _OPS[op](arr, bound)
-            if not np.all(ok):
-                bad = arr[~ok].flat[0] if arr.ndim else float(arr)
-                where = f" ({int(np.count_nonzero(~ok))} of {arr.size} values)" if arr.ndim else ""
-                problems.append(Diagnostic(
-                    f"argument {p.name} = {bad:g} violates the constraint {p.name} {op} {bound:g}{where}",
-                    p.constraint_span or p.span))
-                continue
-        env[p.name] = v
-    if problems:
-        raise TlopError(problems)
-    return env
+    return binder_for(program, alg).bind(args, strings)
 
 
-def constraint_mask(alg: ir.Algorithm, columns: Mapping[str, Any]) -> np.ndarray:
+def constraint_mask(alg: ir.Algorithm, columns: Mapping[str, Any]):
     """Which points of a grid (``columns``: parameter -> array) satisfy every declared
     constraint of ``alg``; parameters absent from ``columns`` take their defaults."""
-    n = max((np.size(v) for v in columns.values()), default=1)
-    ok = np.ones(n, dtype=bool)
-    for p in alg.params:
-        if p.constraint is None:
-            continue
-        value = columns[p.name] if p.name in columns else _eval_const(p.default) if p.default is not None else None
-        if value is None:
-            continue
-        op, bound = p.constraint
-        ok &= np.broadcast_to(_OPS[op](np.asarray(value, dtype=float), _eval_const(bound)), (n,))
-    return ok
+    return binder_for(None, alg).constraint_mask(columns)

@@ -4,8 +4,9 @@ What it does: evaluates an IR expression of :mod:`tlop.ir` against a platform pr
 Python floats or numpy arrays (any argument may be an array; numpy broadcasting applies).  It
 implements the τ-Lop semantics described in :mod:`tlop.ir` literally: a concurrency factor
 carried down the tree (``Conc``), transmissions expanded through the profile's channel
-decomposition (``Transmit``), and parallel composition by A2/A3 in lock-step phases
-(``ParComp``).
+decomposition (``Transmit``), and parallel composition through the one shared reduction
+:func:`tlop.ir.taulop.expand_parcomp` (``ParComp``).  Operators and functions are those of
+:mod:`tlop.ir.ops`.  It dispatches through :class:`tlop.ir.visitor.ExprFunctor`.
 
 What it does not do: simplify, cache, compile, or check types (the front end did).  It is
 written for clarity and exactness, not speed; it never mutates the IR.
@@ -13,12 +14,16 @@ written for clarity and exactness, not speed; it never mutates the IR.
 Rules an engine must reproduce exactly:
 
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
-* a reduction longer than :data:`MAX_TERMS` is an error (an engine limit the JIT shares).
-* with array bounds, a reduction runs from the smallest ``lo`` to the largest ``hi`` and each
-  element only counts the indices inside its own range.
+* reduction bounds must be finite and within ±2^53 (:data:`BOUND_LIMIT`), where doubles still
+  hold every integer; a reduction longer than :data:`MAX_TERMS` is an error (an engine limit
+  the JIT shares).
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
-* ``if`` with a scalar test evaluates only the chosen branch; with an array test, both.
-* a channel value must be a scalar (channel parameters take one channel).
+* **arrays are many scalars**: the result for each element of an array argument is exactly what
+  evaluating that element alone gives, and an array evaluation fails exactly when some element
+  fails.  So ``if`` with an array test evaluates each branch only on the elements that take it;
+  a reduction with array bounds evaluates its body at index i only on the elements whose range
+  holds i (and checks each element's bounds as a scalar evaluation would); a channel-valued
+  array selects, per channel, the elements on that channel.
 """
 
 from __future__ import annotations
@@ -29,28 +34,24 @@ from typing import Any, Mapping
 import numpy as np
 
 from tlop import ir
+from tlop.ir import ops
+from tlop.ir.taulop import expand_parcomp
+from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["Interpreter", "evaluate", "EvalError"]
+__all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds"]
 
 
 #: the longest reduction any engine runs (the JIT checks the same limit, so that no native loop
 #: runs for hours without a way to interrupt it)
 MAX_TERMS = 10_000_000
+#: the largest reduction bound (in magnitude) any engine accepts: beyond 2^53 consecutive
+#: integers are no longer distinct doubles, so the index could not count
+BOUND_LIMIT = float(2 ** 53)
 
 
 class EvalError(TlopError):
     """An evaluation failed (missing table, empty max range, bad channel …)."""
-
-
-_FN = {
-    "ceil": np.ceil, "floor": np.floor, "log2": np.log2, "abs": np.abs, "sqrt": np.sqrt,
-    "exp": np.exp, "ln": np.log,
-}
-_CMP = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-    "==": np.equal, "!=": np.not_equal,
-}
 
 
 def _scalar(x):
@@ -60,23 +61,78 @@ def _scalar(x):
     return x
 
 
-class Interpreter:
+def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
+    """``(start, stop)`` of a reduction over ``lo .. hi`` (one scalar point), or the EvalError
+    every engine reports for it: bounds not finite, beyond ±2^53, more than :data:`MAX_TERMS`
+    terms, or an empty ``max``/``min``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise EvalError(f"{kind} range bounds are not finite ({lo} .. {hi})", span)
+    for b in (lo, hi):
+        if abs(b) > BOUND_LIMIT:
+            raise EvalError(f"{kind} range bound {b:.17g} is beyond ±2^53 (9007199254740992), where "
+                            f"doubles no longer hold every integer", span)
+    start, stop = int(math.ceil(lo)), int(math.floor(hi))
+    if stop - start + 1 > MAX_TERMS:
+        raise EvalError(f"{kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
+                        f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", span)
+    if kind != "sum" and stop < start:
+        raise EvalError(f"{kind} over an empty range", span)
+    return start, stop
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, np.ndarray) and v.ndim > 0
+
+
+def _shape(env, conc, *values) -> tuple:
+    """The broadcast shape of every array among the environment, ``conc`` and ``values``."""
+    shapes = [v.shape for v in env.values() if _is_array(v)]
+    shapes += [np.shape(v) for v in (conc,) + values if _is_array(v)]
+    return np.broadcast_shapes(*shapes) if shapes else ()
+
+
+def _restrict(env, conc, shape, mask):
+    """The environment and concurrency factor of the elements of ``mask`` (a bool array of
+    ``shape``): every array becomes the 1-D array of those elements."""
+    def pick(v):
+        return np.broadcast_to(v, shape)[mask] if _is_array(v) else v
+    return {k: pick(v) for k, v in env.items()}, pick(conc)
+
+
+class Interpreter(ExprFunctor):
     """Evaluates IR of one :class:`~tlop.ir.Program` on one profile."""
+
+    visit_prefix = "_eval_"
 
     def __init__(self, program: ir.Program, profile):
         self.program = program
         self.profile = profile
+        self._expansions: dict = {}  # id(ParComp) -> (node, expansion)
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
         with np.errstate(all="ignore"):
-            return _scalar(self._eval(e, dict(env), conc))
+            return _scalar(self.visit(e, dict(env), conc))
+
+    _eval = ExprFunctor.visit
+
+    # ------------------------------------------------------------------ element-wise selection
+    def _split(self, shape, parts, env, conc):
+        """Evaluate ``thunk(env', conc')`` for each ``(mask, thunk)`` of ``parts`` on the
+        elements of ``mask`` only, and assemble one array of ``shape``."""
+        out = np.empty(shape, dtype=float)
+        for mask, thunk in parts:
+            n = int(np.count_nonzero(mask))
+            if n == 0:
+                continue
+            if n == mask.size:
+                out[...] = thunk(env, conc)
+                continue
+            sub_env, sub_conc = _restrict(env, conc, shape, mask)
+            out[mask] = thunk(sub_env, sub_conc)
+        return out
 
     # ------------------------------------------------------------------ core
-    def _eval(self, e, env, conc):
-        method = getattr(self, "_eval_" + type(e).__name__)
-        return method(e, env, conc)
-
     def _eval_Num(self, e, env, conc):
         return e.value
 
@@ -89,54 +145,28 @@ class Interpreter:
     def _eval_Bin(self, e, env, conc):
         a = self._eval(e.lhs, env, conc)
         b = self._eval(e.rhs, env, conc)
-        op = e.op
-        if op == "+":
-            return np.add(a, b)
-        if op == "-":
-            return np.subtract(a, b)
-        if op == "*":
-            return np.multiply(a, b)
-        if op == "/":
-            return np.true_divide(a, b)
-        if op == "^":
-            return np.power(np.asarray(a, dtype=float), b)
-        if op == "%":
-            return np.mod(a, b)
-        if op in _CMP:
-            return _CMP[op](a, b).astype(float)
-        if op == "and":
-            return np.logical_and(a != 0, b != 0).astype(float)
-        if op == "or":
-            return np.logical_or(a != 0, b != 0).astype(float)
-        raise EvalError(f"unknown operator '{op}'", e.span)
+        if e.op not in ops.BINARY:
+            raise EvalError(f"unknown operator '{e.op}'", e.span)
+        return ops.BINARY[e.op](a, b)
 
     def _eval_Neg(self, e, env, conc):
-        return np.negative(self._eval(e.operand, env, conc))
+        return ops.negate(self._eval(e.operand, env, conc))
 
     def _eval_Not(self, e, env, conc):
-        return np.equal(self._eval(e.operand, env, conc), 0).astype(float)
+        return ops.logical_not(self._eval(e.operand, env, conc))
 
     def _eval_Fn(self, e, env, conc):
         args = [self._eval(a, env, conc) for a in e.args]
-        if e.name == "min":
-            out = args[0]
-            for a in args[1:]:
-                out = np.minimum(out, a)
-            return out
-        if e.name == "max":
-            out = args[0]
-            for a in args[1:]:
-                out = np.maximum(out, a)
-            return out
-        return _FN[e.name](np.asarray(args[0], dtype=float))
+        return ops.call(e.name, args)
 
     def _eval_Cond(self, e, env, conc):
         t = self._eval(e.test, env, conc)
-        if np.ndim(t) == 0:
-            return self._eval(e.then_ if t != 0 else e.else_, env, conc)
-        a = self._eval(e.then_, env, conc)
-        b = self._eval(e.else_, env, conc)
-        return np.where(np.asarray(t) != 0, a, b)
+        if not _is_array(t):
+            return self._eval(e.then_ if ops.truth(t) else e.else_, env, conc)
+        shape = _shape(env, conc, t)
+        yes = np.broadcast_to(ops.truth(t), shape)
+        return self._split(shape, [(yes, lambda en, c: self._eval(e.then_, en, c)),
+                                   (~yes, lambda en, c: self._eval(e.else_, en, c))], env, conc)
 
     def _eval_Let(self, e, env, conc):
         values = [(name, self._eval(v, env, conc)) for name, v in e.bindings]
@@ -147,43 +177,75 @@ class Interpreter:
     def _eval_Reduce(self, e, env, conc):
         lo = self._eval(e.lo, env, conc)
         hi = self._eval(e.hi, env, conc)
-        scalar = np.ndim(lo) == 0 and np.ndim(hi) == 0
-        lo_min = np.min(lo)
-        hi_max = np.max(hi)
-        if not (np.isfinite(lo_min) and np.isfinite(hi_max)):
-            raise EvalError(f"{e.kind} range bounds are not finite ({lo_min} .. {hi_max})", e.span)
-        start, stop = int(math.ceil(lo_min)), int(math.floor(hi_max))
-        if stop - start + 1 > MAX_TERMS:
-            raise EvalError(f"{e.kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
-                            f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", e.span)
-        inner = dict(env)
-        if e.kind == "sum":
-            acc = 0.0
+        if not (_is_array(lo) or _is_array(hi)):
+            start, stop = check_reduce_bounds(e.kind, float(lo), float(hi), e.span)
+            inner = dict(env)
+            acc = 0.0 if e.kind == "sum" else (-np.inf if e.kind == "max" else np.inf)
+            pick = np.add if e.kind == "sum" else (ops.maximum if e.kind == "max" else ops.minimum)
             for i in range(start, stop + 1):
                 inner[e.var] = float(i)
-                v = self._eval(e.body, inner, conc)
-                acc = acc + (v if scalar else np.where((i >= lo) & (i <= hi), v, 0.0))
+                acc = pick(acc, self._eval(e.body, inner, conc))
             return acc
-        if np.any(np.asarray(hi) < np.asarray(lo)):
-            raise EvalError(f"{e.kind} over an empty range", e.span)
-        pick = np.maximum if e.kind == "max" else np.minimum
-        neutral = -np.inf if e.kind == "max" else np.inf
-        acc = neutral
-        for i in range(start, stop + 1):
-            inner[e.var] = float(i)
-            v = self._eval(e.body, inner, conc)
-            acc = pick(acc, v if scalar else np.where((i >= lo) & (i <= hi), v, neutral))
+        return self._reduce_elementwise(e, lo, hi, env, conc)
+
+    def _reduce_elementwise(self, e, lo, hi, env, conc):
+        """A reduction with array bounds: each element checked and summed as a scalar
+        evaluation would, the body evaluated at index i only where i is in the range."""
+        shape = _shape(env, conc, lo, hi)
+        lo_a = np.broadcast_to(np.asarray(lo, dtype=float), shape)
+        hi_a = np.broadcast_to(np.asarray(hi, dtype=float), shape)
+        bad = ~(np.isfinite(lo_a) & np.isfinite(hi_a))
+        bad |= (np.abs(lo_a) > BOUND_LIMIT) | (np.abs(hi_a) > BOUND_LIMIT)
+        start = np.ceil(np.where(bad, 0.0, lo_a))
+        stop = np.floor(np.where(bad, 0.0, hi_a))
+        bad |= stop - start + 1 > MAX_TERMS
+        if e.kind != "sum":
+            bad |= stop < start
+        if bad.any():
+            k = int(np.flatnonzero(bad.ravel())[0])
+            check_reduce_bounds(e.kind, float(lo_a.flat[k]), float(hi_a.flat[k]), e.span)
+            raise AssertionError("unreachable: the bounds check must fail")  # pragma: no cover
+        pick = np.add if e.kind == "sum" else (ops.maximum if e.kind == "max" else ops.minimum)
+        acc = np.full(shape, 0.0 if e.kind == "sum" else (-np.inf if e.kind == "max" else np.inf))
+        inner = dict(env)
+        for first, last in _union(start.ravel(), stop.ravel()):
+            for i in range(first, last + 1):
+                active = (start <= i) & (i <= stop)
+                n = int(np.count_nonzero(active))
+                if n == 0:
+                    continue
+                inner[e.var] = float(i)
+                if n == active.size:
+                    acc = pick(acc, self._eval(e.body, inner, conc))
+                    continue
+                sub_env, sub_conc = _restrict(inner, conc, shape, active)
+                acc[active] = pick(acc[active], self._eval(e.body, sub_env, sub_conc))
         return acc
 
     # ------------------------------------------------------------------ profile access
-    def _channel(self, expr, env, conc, what):
-        c = self._eval(expr, env, conc)
-        if np.ndim(c) != 0:
-            raise EvalError(f"the channel of {what} must be a single channel, not an array", expr.span)
-        c = float(c)
-        if not c.is_integer() or not 0 <= c < len(self.program.channels):
-            raise EvalError(f"{c:g} is not a channel of this program", expr.span)
+    def _check_channel(self, c: float, span) -> str:
+        if not (math.isfinite(c) and float(c).is_integer() and 0 <= c < len(self.program.channels)):
+            raise EvalError(f"{c:g} is not a channel of this program", span)
         return self.program.channels[int(c)]
+
+    def _on_channel(self, expr, env, conc, fn):
+        """``fn(model_channel, env, conc)`` for the channel ``expr`` denotes; with an array of
+        channels, once per channel on the elements that select it (each element as a scalar
+        evaluation would)."""
+        c = self._eval(expr, env, conc)
+        if not _is_array(c):
+            return fn(self._check_channel(float(c), expr.span), env, conc)
+        shape = _shape(env, conc, c)
+        cb = np.broadcast_to(np.asarray(c, dtype=float), shape)
+        with np.errstate(all="ignore"):
+            valid = np.isfinite(cb) & (np.floor(cb) == cb) & (cb >= 0) & (cb < len(self.program.channels))
+        if not valid.all():  # the first invalid element fails, as its scalar evaluation does
+            self._check_channel(float(cb.flat[int(np.flatnonzero(~valid.ravel())[0])]), expr.span)
+        parts = []
+        for v in np.unique(cb):
+            ch = self._check_channel(float(v), expr.span)
+            parts.append((cb == v, lambda en, cc, ch=ch: fn(ch, en, cc)))
+        return self._split(shape, parts, env, conc)
 
     def _profile_channel(self, model_channel, span, what):
         pch = self.profile.resolve_channel(model_channel)
@@ -193,9 +255,13 @@ class Interpreter:
         return pch
 
     def _eval_Lookup(self, e, env, conc):
-        sig = self.program.tables[e.table]
         if e.channel is not None:
-            mch = self._channel(e.channel, env, conc, f"table '{e.table}'")
+            return self._on_channel(e.channel, env, conc, lambda mch, en, c: self._lookup(e, mch, en, c))
+        return self._lookup(e, None, env, conc)
+
+    def _lookup(self, e, mch, env, conc):
+        sig = self.program.tables[e.table]
+        if mch is not None:
             pch = self._profile_channel(mch, e.span, f"table '{e.table}'")
             label = f"{e.table}[{mch}]"
         else:
@@ -215,7 +281,11 @@ class Interpreter:
 
     def _eval_Scalar(self, e, env, conc):
         if e.channel is not None:
-            mch = self._channel(e.channel, env, conc, f"parameter '{e.name}'")
+            return self._on_channel(e.channel, env, conc, lambda mch, en, c: self._scalar_param(e, mch))
+        return self._scalar_param(e, None)
+
+    def _scalar_param(self, e, mch):
+        if mch is not None:
             pch = self._profile_channel(mch, e.span, f"parameter '{e.name}'")
             label = f"{e.name}[{mch}]"
         else:
@@ -246,57 +316,39 @@ class Interpreter:
             f"profile channel '{pch}' is a '{kind}' channel but {name}[{model_channel}] "
             f"is only defined via {kinds}", span)
 
-    def _transmit(self, name, model_channel, size, env, conc, span):
+    def _transmit(self, name, model_channel, size, conc, span):
         v = self.variant(name, model_channel, span)
         return self._eval(v.body, {v.param: size}, conc)
 
     def _eval_Transmit(self, e, env, conc):
-        ch = self._channel(e.channel, env, conc, f"transmission '{e.name}'")
-        return self._transmit(e.name, ch, self._eval(e.size, env, conc), env, conc, e.span)
+        return self._on_channel(e.channel, env, conc, lambda ch, en, c: self._transmit(
+            e.name, ch, self._eval(e.size, en, c), c, e.span))
 
     def _eval_Xmit(self, e, env, conc):
         raise EvalError("a concurrent transmission item outside a parallel composition", e.span)
 
     def _eval_ParComp(self, e, env, conc):
-        phases = max(len(op) for op in e.operands)
-        total = 0.0
-        for k in range(phases):
-            groups: dict = {}
-            for op in e.operands:
-                if k >= len(op):
-                    continue
-                x = op[k]
-                ch = self._channel(x.channel, env, conc, f"transmission '{x.name}'")
-                groups.setdefault((x.name, ch), []).append(
-                    (self._eval(x.count, env, conc), self._eval(x.size, env, conc), x.span))
-            phase_cost = None
-            for (name, ch), items in groups.items():
-                c = self._a2(name, ch, items, env, conc)
-                phase_cost = c if phase_cost is None else np.maximum(phase_cost, c)  # A3
-            total = total + phase_cost
-        return total
+        """The shared τ-Lop reduction (:func:`tlop.ir.taulop.expand_parcomp`), expanded once per
+        node and evaluated like any other expression."""
+        got = self._expansions.get(id(e))
+        if got is None or got[0] is not e:
+            got = (e, expand_parcomp(e).expr)
+            self._expansions[id(e)] = got
+        return self._eval(got[1], env, conc)
 
-    def _a2(self, name, ch, items, env, conc):
-        """A2 on one channel: sizes sorted ascending, each increment carried by every item at
-        least that large, with its multiplicity."""
-        shape = np.broadcast_shapes(*(np.shape(w) for w, _, _ in items), *(np.shape(s) for _, s, _ in items))
-        sizes = np.stack([np.broadcast_to(np.asarray(s, dtype=float), shape) for _, s, _ in items])
-        weights = np.stack([np.broadcast_to(np.asarray(w, dtype=float), shape) for w, _, _ in items])
-        order = np.argsort(sizes, axis=0, kind="stable")
-        sizes = np.take_along_axis(sizes, order, axis=0)
-        weights = np.take_along_axis(weights, order, axis=0)
-        carried = np.flip(np.cumsum(np.flip(weights, axis=0), axis=0), axis=0)
-        span = items[0][2]
-        cost = 0.0
-        prev = np.zeros(shape)
-        for j in range(sizes.shape[0]):
-            d = sizes[j] - prev
-            prev = sizes[j]
-            if not np.any(d > 0):
-                continue
-            t = self._transmit(name, ch, d, env, np.multiply(conc, carried[j]), span)
-            cost = cost + np.where(d > 0, t, 0.0)
-        return _scalar(np.asarray(cost)) if shape == () else cost
+
+def _union(starts: np.ndarray, stops: np.ndarray):
+    """The integer intervals ``[first, last]`` covering every non-empty ``[start, stop]``,
+    merged where they touch or overlap, in increasing order."""
+    keep = stops >= starts
+    pairs = sorted(set(zip(starts[keep].astype(np.int64).tolist(), stops[keep].astype(np.int64).tolist())))
+    out = []
+    for a, b in pairs:
+        if out and a <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
 
 
 def evaluate(program: ir.Program, expr: ir.Expr, profile, env: Mapping[str, Any]):

@@ -155,11 +155,18 @@ class _Printer:
         return (self.conc_join(factor, body, e.factor), _CONC)
 
     def f_ParComp(self, e, compact):
+        # ‖ is one left-associative operator: an operand that is itself "A ‖ T(m)" (an Xmit with
+        # a multiplicity) is parenthesised, or "A‖T(S) ‖ T(m)" would read as A ‖ (T(S) ‖ T(m))
         parts = []
         for op in e.operands:
-            items = [self.fmt(x, compact)[0] for x in op]
-            text = " + ".join(items)
-            parts.append(self.paren(text, True) if len(items) > 1 else text)
+            items = [self.fmt(x, compact) for x in op]
+            text = " + ".join(t for t, _ in items)
+            if len(items) > 1:
+                parts.append(self.paren(text, True))
+            elif len(e.operands) > 1 and items[0][1] <= _CONC:
+                parts.append(self.paren(text))
+            else:
+                parts.append(text)
         return (self.par_sep().join(parts), _CONC)
 
     # ----------------------------------------------------------------- helpers

@@ -2,7 +2,11 @@
 
 ``main(argv=None)`` parses arguments, runs one subcommand, prints to stdout, and returns the exit
 status: 0 on success, 1 for a user error (printed as a diagnostic on stderr, never a traceback),
-2 for bad command-line usage, 130 when interrupted.
+2 for bad command-line usage (or a missing optional dependency), 130 when interrupted.
+
+Start-up: nothing heavy is imported at module level (numpy, the front end, the JIT, Z3 and
+the rules and measure CLIs are imported by the subcommands that use them), and only the
+chosen subcommand's argument parser is built.
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ import os
 import sys
 import warnings
 from typing import Sequence
-
-import numpy as np
 
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
@@ -67,9 +69,13 @@ def _assignments(items: Sequence[str]) -> dict:
     return out
 
 
-def _engine(args, handle, profile):
-    """An evaluate(env) callable for the chosen engine."""
+def _engine(args, handle, profile, points: int = 2):
+    """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
+    single point (``points == 1``: compiling, even from the on-disk cache, costs more than
+    the one evaluation) and the JIT otherwise."""
     engine = getattr(args, "engine", "auto")
+    if engine == "auto" and points == 1:
+        engine = "interp"
     if engine in ("auto", "jit"):
         try:
             from tlop.backends import jit  # noqa: F401
@@ -80,6 +86,8 @@ def _engine(args, handle, profile):
         else:
             engine = "jit"
     if engine == "jit":
+        import numpy as np
+
         ev = handle.compile(profile)
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
@@ -111,9 +119,14 @@ def cmd_show(args) -> int:
 
     m = _load(args.file)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
+    if args.raw and args.profile:
+        raise TlopError("--profile checks a simplified cost against the original; it does not combine with --raw")
+    profile = _profile(args) if args.profile else None
+    status = 0
     for i, name in enumerate(names):
         h = m[name]
-        expr, note = _shown_expression(args, m.program, h.ir)
+        expr, notes, ok = _shown_expression(args, m.program, h.ir, profile)
+        status = status if ok else 1
         sig = ", ".join(_signature(p, m.program) for p in h.params)
         if i:
             print()
@@ -125,16 +138,19 @@ def cmd_show(args) -> int:
         else:
             print(f"{name}({sig}) =")
             print(f"    {format_text(expr, m.program)}")
-        if note:
+        for note in notes:
             print(f"    [{note}]")
-    return 0
+    return status
 
 
-def _shown_expression(args, program, alg):
-    """The expression ``show`` prints: simplified (all model families unless --no), validated
-    with Z3 under --verify (falling back to the original on failure), or --raw."""
+def _shown_expression(args, program, alg, profile=None):
+    """``(expression, notes, ok)`` for ``show``: the expression simplified (all model families
+    unless --no), validated with Z3 under --verify (falling back to the original on failure), or
+    --raw; the notes say which model assumptions it rests on and, with a profile, whether it
+    agrees with the original on that profile's tables (``ok`` False when it does not)."""
     if args.raw:
-        return alg.body, ""
+        return alg.body, [], True
+    from tlop.analysis.rules.catalogue import assumptions_text, table_assumptions
     from tlop.analysis.simplify import DEFAULT_FAMILIES
 
     families = DEFAULT_FAMILIES - set(args.no)
@@ -143,11 +159,32 @@ def _shown_expression(args, program, alg):
 
         v = simplify_validated(program, alg, families=families)
         if v.fell_back:
-            return v.expr, f"translation validation failed ({v.outcome.status}); showing the original"
-        return v.expr, f"validated: {v.outcome.mode}"
-    from tlop.analysis.simplify import PassManager, context_for
+            return v.expr, [f"translation validation failed ({v.outcome.status}); showing the original"], True
+        if v.outcome.mode == "unchanged":
+            return v.expr, ["validated: unchanged"], True
+        expr, used = v.expr, v.outcome.assumptions
+        notes = [f"validated: {v.outcome.mode}, {assumptions_text(used)}"]
+    else:
+        from tlop.analysis.simplify import PassManager, context_for
 
-    return PassManager(context_for(program, alg, families=families)).run(alg.body).expr, ""
+        res = PassManager(context_for(program, alg, families=families)).run(alg.body)
+        if res.expr == alg.body:
+            return res.expr, [], True
+        expr, used = res.expr, res.assumptions
+        notes = [f"simplified, {assumptions_text(used)}"]
+    if profile is None:
+        return expr, notes, True
+    from tlop.analysis.agreement import check_on_profile
+
+    check = check_on_profile(program, alg, expr, profile)
+    notes.append(check.render())
+    if not check.ok and check.points:
+        rest = table_assumptions(used)
+        if rest:
+            flags = " ".join(f"--no {n}" for n in rest if n in ("linearity", "A1"))
+            notes.append(f"the rewrite assumes {', '.join(rest)}"
+                         + (f"; {flags} gives a form that does not" if flags else ""))
+    return expr, notes, check.ok
 
 
 def _signature(p, program) -> str:
@@ -179,7 +216,7 @@ def cmd_eval(args) -> int:
     h = m[args.algorithm]
     env = h.bind(_assignments(args.assignments), strings=True)
     prof = _profile(args)
-    engine, run = _engine(args, h, prof)
+    engine, run = _engine(args, h, prof, points=1)
     value = float(run(env))
     if math.isnan(value):
         raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
@@ -202,6 +239,8 @@ def cmd_eval(args) -> int:
 
 def _grid(raw: dict, ptypes: dict, program):
     """Parameter names, their values, and the grid as columns (one array per parameter)."""
+    import numpy as np
+
     axes = {k: _parse_range(k, v, ptypes[k], program) for k, v in raw.items()}
     names = list(axes)
     points = math.prod(len(v) for v in axes.values())
@@ -213,9 +252,11 @@ def _grid(raw: dict, ptypes: dict, program):
     return names, axes, grid, columns
 
 
-def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> np.ndarray:
+def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
     """The cost at every grid point; channel arguments are scalars, so each combination of
     channels is evaluated on its own."""
+    import numpy as np
+
     n = len(next(iter(columns.values()))) if columns else 1
     channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
     if not channels:
@@ -272,6 +313,8 @@ def cmd_sweep(args) -> int:
 
 def cmd_best(args) -> int:
     """Which algorithm of a file is cheapest at each point of a grid (polyalgorithm selection)."""
+    import numpy as np
+
     from tlop.backends.binding import constraint_mask
 
     m = _load(args.file)
@@ -453,13 +496,30 @@ def _add_profile_options(p):
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
                    help="what a table lookup outside the measured grid does")
     p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
-                   help="evaluation engine (default: the JIT when available)")
+                   help="evaluation engine (default: the interpreter for one point, the JIT for grids)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: subcommands whose arguments and runners live with their packages: name -> help
+PACKAGE_COMMANDS = {
+    "rules": "list the rewrite rules; --verify proves them with Z3",
+    "explain": "print the derivation of an algorithm's simplified cost",
+    "prove": "prove or refute an inequality under the model axioms",
+    "measure": "measure a platform profile with MPI benchmarks",
+}
+MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
+            "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
+
+
+#: every subcommand, in the order of ``tlop --help``
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "demo", "convert-taulop") + tuple(PACKAGE_COMMANDS)
+
+
+def build_parser(chosen=None) -> argparse.ArgumentParser:
+    """The argument parser; with ``chosen`` (a name of :data:`COMMANDS`) only that
+    subcommand's parser is built (start-up: the others may import heavy modules)."""
     ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
     ap.add_argument("--version", action="version", version=f"tlop {_version()}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
     p = sub.add_parser("check", help="parse and check .tlop files")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -474,6 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prove the simplified expression equal to the original with Z3 (translation validation)")
     p.add_argument("--no", action="append", default=[], choices=("linearity", "A1", "A2", "A3"),
                    help="do not simplify with this model assumption (repeatable), e.g. --no A1")
+    p.add_argument("--profile", help="also check that the simplified and the original cost agree on this "
+                                     "profile's tables (its message sizes and τ values); bundled name or path")
+    p.add_argument("--bind", action="append", metavar="CH=PCH",
+                   help="with --profile: bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.set_defaults(run=cmd_show)
 
     p = sub.add_parser("eval", help="evaluate an algorithm at one point")
@@ -511,34 +575,75 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_options(p)
     p.set_defaults(run=cmd_demo)
 
-    from tlop.runtime import convert_taulop
-
     p = sub.add_parser("convert-taulop", help="convert libtaulop parameter files into a profile")
-    convert_taulop.add_arguments(p)
-    p.set_defaults(run=convert_taulop.run)
+    if not isinstance(p, _Skipped):
+        from tlop.runtime import convert_taulop
+
+        convert_taulop.add_arguments(p)
+        p.set_defaults(run=convert_taulop.run)
 
     _add_package_commands(sub)
     return ap
 
 
 def _add_package_commands(sub):
-    """Subcommands whose arguments and runners live with their packages (rules, measure)."""
+    """The package subcommands (their modules are imported only when the parser is built for
+    them, see :class:`_Subcommands`)."""
+    for name, help_ in PACKAGE_COMMANDS.items():
+        p = sub.add_parser(name, help=help_)
+        if isinstance(p, _Skipped):
+            continue
+        if name == "measure":
+            from tlop.runtime.measure import cli as measure_cli
+
+            measure_cli.add_arguments(p)
+            p.set_defaults(run=_run_measure)
+            continue
+        from tlop.cli import rules as rules_cli
+
+        if name == "rules":
+            rules_cli.add_rules_arguments(p)
+            p.set_defaults(run=rules_cli.run_rules)
+        elif name == "explain":
+            rules_cli.add_explain_arguments(p)
+            p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+        else:
+            rules_cli.add_prove_arguments(p)
+            p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
+
+
+class _Skipped:
+    """Stands for the parser of a subcommand that was not chosen: accepts and ignores every
+    call made to define it."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
+class _Subcommands:
+    """``add_subparsers()`` that builds only the chosen subcommand's parser (all of them when
+    ``chosen`` is None: ``tlop --help``, or a command line naming no known command, so that
+    argparse lists the choices)."""
+
+    def __init__(self, sub, chosen):
+        self.sub, self.chosen = sub, chosen
+
+    def add_parser(self, name, **kwargs):
+        if self.chosen is not None and name != self.chosen:
+            return _Skipped()
+        return self.sub.add_parser(name, **kwargs)
+
+
+def _run_measure(args) -> int:
+    """``tlop measure``, or one line saying how to install mpi4py (exit status 2)."""
+    try:
+        import mpi4py  # noqa: F401  (the optional dependency: the 'mpi' extra)
+    except ImportError:
+        print(f"tlop: error: {MPI_HINT}", file=sys.stderr)
+        return 2
     from tlop.runtime.measure import cli as measure_cli
 
-    from tlop.cli import rules as rules_cli
-
-    p = sub.add_parser("rules", help="list the rewrite rules; --verify proves them with Z3")
-    rules_cli.add_rules_arguments(p)
-    p.set_defaults(run=rules_cli.run_rules)
-    p = sub.add_parser("explain", help="print the derivation of an algorithm's simplified cost")
-    rules_cli.add_explain_arguments(p)
-    p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
-    p = sub.add_parser("prove", help="prove or refute an inequality under the model axioms")
-    rules_cli.add_prove_arguments(p)
-    p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
-    p = sub.add_parser("measure", help="measure a platform profile with MPI benchmarks")
-    measure_cli.add_arguments(p)
-    p.set_defaults(run=measure_cli.run)
+    return measure_cli.run(args)
 
 
 def _version() -> str:
@@ -553,7 +658,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
+    parser = build_parser(first if first in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse exits on usage errors and --help

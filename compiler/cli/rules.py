@@ -14,7 +14,7 @@ import time
 from tlop import ir
 from tlop.frontend.claims import parse_claim, parse_condition
 from tlop.runtime.diagnostics import TlopError
-from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES
+from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES, assumptions_text, table_assumptions
 
 __all__ = ["add_rules_arguments", "run_rules", "add_explain_arguments", "run_explain",
            "add_prove_arguments", "run_prove"]
@@ -60,6 +60,10 @@ def run_rules(args) -> int:
         how = {"induction": " (induction: " + ", ".join(f"{n} {s}" for n, s in o.obligations) + ")",
                "instances": f" ({len(o.obligations)} instances)"}.get(o.mode, "")
         print(f"{o.status:8} {o.seconds * 1000:8.1f} ms  {r.name}{how}")
+        undeclared = [a for a in table_assumptions(o.assumptions) if a not in r.axioms]
+        if o.ok and undeclared:
+            failed += 1
+            print(f"         the proof needs {', '.join(undeclared)}, which the rule does not declare")
         if not o.ok:
             failed += 1
             if o.status == "unknown":
@@ -206,7 +210,7 @@ def run_prove(args, load) -> int:
         label = args.claim + (f"  [{', '.join(f'{k} = {v:g}' for k, v in point.items())}]" if point else "")
         o = attempt(point)
         if o.ok:
-            print(f"proved ({o.mode}) in {o.seconds:.2f} s: {label}")
+            print(f"proved ({o.mode}) in {o.seconds:.2f} s, {assumptions_text(o.assumptions)}: {label}")
             continue
         failed += 1
         if o.status == "refuted":

@@ -122,7 +122,8 @@ class Reduction(Expr):
 
 @dataclass(frozen=True)
 class TypeRef(Node):
-    """``int``, ``real``, ``bytes``, ``time``, ``channel``, ``bool``, ``cost``."""
+    """``int``, ``real``, ``bytes``, ``time``, ``channel``, ``bool``, ``cost``, or a product or
+    quotient of number types such as ``time/bytes``; ``name`` is the spelling without blanks."""
     name: str
     span: Optional[Span] = _span()
 

@@ -3,8 +3,12 @@
 What it does: parses a claim such as ``"rd_allgather(P, m, S) > 2 * binomial_scatter(P, m, S)"``
 (or an ``--assume`` condition) with the ANTLR grammar, infers the type of each free variable
 from the parameter it is passed to, elaborates it in the scope of a loaded module into IR, and
-collects the facts the called algorithms' declarations guarantee (their constraints, and
-non-negativity of sizes and counts).
+collects the facts argument binding enforces for a variable passed straight to an algorithm's
+parameter (:func:`tlop.ir.facts.param_facts`: the declared constraint or the implicit ``>= 0`` of
+bytes and time, channel indices; integrality comes with the variable's type).  A claim is thus
+read over the arguments every algorithm it calls accepts.  Nothing else is assumed: an ``int``
+may be negative, and a ``def``'s declared constraint gives no fact (nothing enforces it when
+the definition is inlined).
 
 What it does not do: prove anything (:mod:`tlop.analysis.prove` does).
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 from tlop.frontend import ast as A
 from tlop import ir
+from tlop.ir.facts import INTEGER_TYPES, param_facts
 from tlop.runtime.diagnostics import Source, TlopError
 from tlop.frontend.elaborate import elaborate_expression
 from tlop.frontend.parse import parse_expression
@@ -22,8 +27,9 @@ __all__ = ["parse_claim", "parse_condition"]
 _RELATIONS = ("<", "<=", ">", ">=", "==", "!=")
 
 
-def _infer(expr: A.Expr, decls: dict, types: dict, facts: list, globals_: set):
-    """Give each free name the type of the parameter it is passed to; note that parameter's facts."""
+def _infer(expr: A.Expr, decls: dict, types: dict, facts: list, globals_: set, program):
+    """Give each free name the type of the parameter it is passed to; note the facts binding
+    enforces for that parameter when the callee is an algorithm."""
     for node in A.iter_nodes(expr):
         if not isinstance(node, A.Call):
             continue
@@ -39,10 +45,11 @@ def _infer(expr: A.Expr, decls: dict, types: dict, facts: list, globals_: set):
             name, ptype = arg.value.id, ("time" if p.type.name == "cost" else p.type.name)
             if types.setdefault(name, ptype) != ptype:
                 raise TlopError(f"'{name}' is passed as {types[name]} and as {ptype}", arg.span)
-            if p.op is not None:
-                facts.append((name, p.op, p.bound))
-            if ptype in ("bytes", "int"):
-                facts.append((name, ">=", A.Number(0)))
+            sig = program.algorithms.get(node.callee) if isinstance(d, A.AlgorithmDecl) else None
+            psig = next((q for q in sig.params if q.name == p.name), None) if sig is not None else None
+            if psig is not None:
+                # every fact of one parameter is ``Var(parameter) op closed bound``
+                facts.extend(ir.Bin(f.op, ir.Var(name), f.rhs) for f in param_facts((psig,), program)[1])
 
 
 def _free_names(expr: A.Expr, globals_: set) -> list:
@@ -68,7 +75,7 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
     globals_ = set(decls)
     types = dict(extra_types or {})
     raw_facts: list = []
-    _infer(expr, decls, types, raw_facts, globals_)
+    _infer(expr, decls, types, raw_facts, globals_, module.program)
     for node in A.iter_nodes(expr):  # an unknown function is the first thing to report
         if isinstance(node, A.Call) and node.callee not in decls and node.callee not in ir.FUNCTIONS:
             raise TlopError(f"unknown function, table or algorithm '{node.callee}'", node.callee_span or node.span)
@@ -77,15 +84,20 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
             raise TlopError(f"cannot tell the type of '{name}': pass it to an algorithm parameter, "
                             f"or declare it with --var {name}:TYPE", _name_span(expr, name))
     modules = list(module.elaborated.modules)
+    elaborate_expression(modules, expr, types)  # both sides of one dimension (errors with spans)
     lhs, _ = elaborate_expression(modules, expr.lhs, types)
     rhs, _ = elaborate_expression(modules, expr.rhs, types)
     facts = []
-    for name, op, bound in raw_facts:
-        b, _ = elaborate_expression(modules, bound, {})
-        fact = ir.Bin(op, ir.Var(name), b)
+    for fact in raw_facts:
         if fact not in facts:
             facts.append(fact)
-    ints = {n for n, t in types.items() if t in ("int", "channel")}
+    ints = {n for n, t in types.items() if t in INTEGER_TYPES}
+    channels = len(module.program.channels)
+    for n, t in types.items():
+        if t == "channel":  # binding accepts channel indices only
+            for fact in (ir.Bin(">=", ir.Var(n), ir.Num(0)), ir.Bin("<", ir.Var(n), ir.Num(channels))):
+                if fact not in facts:
+                    facts.append(fact)
     return lhs, expr.op, rhs, ints, tuple(facts), types
 
 

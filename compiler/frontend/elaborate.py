@@ -2,10 +2,17 @@
 
 What it does: builds the global scope of a module and everything it imports (channels, tables,
 scalar parameters, transmissions, defs, algorithms; duplicates reported), resolves every name,
-checks types (``int real bytes time channel bool``; ``cost`` is another name for ``time``), and
-lowers each algorithm to :mod:`tlop.ir`: defs and algorithm calls inlined with simultaneous
-``Let`` bindings, channel names replaced by channel indices, ``int || cost`` to ``Conc``,
-``cost || cost || …`` to one n-ary ``ParComp`` of transmission sequences.
+checks types and dimensions (:mod:`tlop.ir.types`: ``int real bool channel``, and numbers with a
+dimension — ``bytes``, ``time`` (``cost``), and products and quotients such as ``time/bytes``),
+and lowers each algorithm to :mod:`tlop.ir`, every node annotated with its type: defs and
+algorithm calls inlined with simultaneous ``Let`` bindings, channel names replaced by channel
+indices, ``A || cost`` to ``Conc``, ``cost || cost || …`` to one n-ary ``ParComp`` of
+transmission sequences.
+
+Dimensions: a literal with a unit (``2us``, ``4KiB``) has its dimension, a plain number none,
+except that a plain ``0`` is a zero of whatever dimension its place needs (``m > 0``,
+``max(t, 0)``).  An algorithm's cost and a transmission's body must be times.  Defaults of defs
+and algorithms must be closed (constants): they are lowered once, where they are declared.
 
 Errors are collected, never stopping at the first: an ill-typed sub-expression gets the type
 ``error``, which every rule accepts silently, so one mistake is reported once.
@@ -21,6 +28,8 @@ from typing import Optional
 
 from tlop.frontend import ast as A
 from tlop import ir
+from tlop.ir import types as T
+from tlop.ir.types import Type, TypeRuleError
 from tlop.runtime.diagnostics import DiagnosticSink, Span
 from tlop.frontend.loader import LoadedModule
 from tlop.runtime.units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
@@ -28,12 +37,7 @@ from tlop.runtime.units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
 __all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
 
 TYPES = ("int", "real", "bytes", "time", "channel", "bool", "cost")
-NUMERIC = ("int", "real", "bytes", "time")
-ERR = "error"
-
-
-def _norm(t: str) -> str:
-    return "time" if t == "cost" else t
+ERR = T.ERROR
 
 
 @dataclass
@@ -48,24 +52,20 @@ class Elaborated:
 @dataclass
 class _DefInfo:
     decl: A.Decl
-    params: tuple  # ((name, type), ...)
-    result: Optional[str] = None
+    params: tuple  # ((name, Type), ...)
+    result: Optional[Type] = None
     body: Optional[ir.Expr] = None
+    defaults: dict = field(default_factory=dict)  # name -> closed IR
     state: str = "new"  # new | busy | done
 
 
-def _join(a: str, b: str) -> Optional[str]:
-    """The type of ``a + b`` (also of if-branches, min/max): None when incompatible."""
-    if ERR in (a, b):
-        return ERR
-    if a == b:
-        return a
-    if {a, b} <= {"int", "real"}:
-        return "real"
-    for dim in ("bytes", "time"):
-        if {a, b} <= {dim, "int", "real"}:
-            return dim
-    return None
+def _is_zero(e: A.Expr) -> bool:
+    """A plain ``0``: a zero of any dimension."""
+    return isinstance(e, A.Number) and e.value == 0 and e.unit == ""
+
+
+def _zero(t: Type, span) -> ir.Num:
+    return ir.Num(0.0, span=span, ty=t)
 
 
 class _Elaborator:
@@ -77,7 +77,6 @@ class _Elaborator:
         self.tables: dict[str, ir.TableSig] = {}
         self.table_decls: dict[str, A.TableDecl] = {}
         self.scalars: dict[str, ir.ScalarSig] = {}
-        self.scalar_types: dict[str, str] = {}
         self.transmissions: dict[str, list] = {}
         self.callables: dict[str, _DefInfo] = {}
         self.model = ""
@@ -123,19 +122,25 @@ class _Elaborator:
         self.sink.error(f"duplicate definition of '{d.name}'", d.span,
                         notes=(f"first defined at {first.span}",))
 
-    def _type(self, t: A.TypeRef, allowed=TYPES) -> str:
-        if t.name not in TYPES:
-            self.sink.error(f"unknown type '{t.name}'; types are {', '.join(TYPES)}", t.span)
+    def _type(self, t: A.TypeRef, numeric: bool = False) -> Type:
+        """The type a TypeRef names; ``numeric`` allows only numbers (any dimension)."""
+        ty = T.parse_type(t.name)
+        if ty is None:
+            self.sink.error(f"unknown type '{t.name}'; types are {', '.join(TYPES)}, and products and "
+                            f"quotients of numeric types such as time/bytes", t.span)
             return ERR
-        if t.name not in allowed:
-            self.sink.error(f"type '{t.name}' is not allowed here; expected {' or '.join(allowed)}", t.span)
+        if numeric and not ty.is_num:
+            self.sink.error(f"type '{t.name}' is not allowed here; expected a number type "
+                            f"(int, real, bytes, time, time/bytes …)", t.span)
             return ERR
-        return _norm(t.name)
+        return ty
 
     def _channel_param(self, p: Optional[A.Param]) -> bool:
         if p is None:
             return False
-        self._type(p.type, ("channel",))
+        t = self._type(p.type)
+        if t not in (T.CHANNEL, ERR):
+            self.sink.error(f"type '{p.type.name}' is not allowed here; expected channel", p.type.span)
         return True
 
     def _table(self, d: A.TableDecl):
@@ -143,13 +148,15 @@ class _Elaborator:
         names = tuple(p.name for p in d.params)
         tau_index = None
         sizes = 0
+        tys = []
         for i, p in enumerate(d.params):
-            t = self._type(p.type, ("bytes", "int"))
+            t = self._type(p.type)
+            tys.append(t)
             if p.name == "tau":
-                if t not in ("int", ERR):
+                if t not in (T.INT, ERR):
                     self.sink.error("the concurrency parameter 'tau' of a table must be int", p.type.span)
                 tau_index = i
-            elif t == "bytes":
+            elif t == T.BYTES:
                 sizes += 1
             elif t != ERR:
                 self.sink.error(f"table parameter '{p.name}' must be a size (bytes) or the concurrency 'tau: int'",
@@ -157,14 +164,15 @@ class _Elaborator:
         if sizes != 1:
             self.sink.error(f"table '{d.name}' must take exactly one size parameter (bytes), "
                             f"optionally followed by 'tau: int'", d.span)
-        self._type(d.result, ("time", "real", "cost"))
-        self.tables[d.name] = ir.TableSig(d.name, indexed, names, tau_index, self.decl_model.get(d.name, ""), span=d.span)
+        result = self._type(d.result, numeric=True)
+        self.tables[d.name] = ir.TableSig(d.name, indexed, names, tau_index, self.decl_model.get(d.name, ""),
+                                          span=d.span, ty=result, param_tys=tuple(tys))
         self.table_decls[d.name] = d
 
     def _param_decl(self, d: A.ParamDecl):
         indexed = self._channel_param(d.channel)
-        self.scalar_types[d.name] = self._type(d.type, ("time", "real", "bytes", "int", "cost"))
-        self.scalars[d.name] = ir.ScalarSig(d.name, indexed, self.decl_model.get(d.name, ""), span=d.span)
+        t = self._type(d.type, numeric=True)
+        self.scalars[d.name] = ir.ScalarSig(d.name, indexed, self.decl_model.get(d.name, ""), span=d.span, ty=t)
 
     def _callable(self, d):
         params = []
@@ -179,24 +187,49 @@ class _Elaborator:
 
     # ================================================================= bodies
     def body_of(self, name: str):
-        """Elaborate a def/algorithm body once (its IR with its parameters free)."""
+        """Elaborate a def/algorithm once: its body (IR with its parameters free) and its
+        defaults (closed IR)."""
         info = self.callables[name]
         if info.state == "done":
             return info
         if info.state == "busy":
             return None
         info.state = "busy"
-        env = {n: (ir.Var(n), t) for n, t in info.params}
+        for p, (pname, ptype) in zip(info.decl.params, info.params):
+            if p.default is not None:
+                info.defaults[pname] = self._default(p, ptype, info)
+        env = {n: (ir.Var(n, ty=t), t) for n, t in info.params}
         body, t = self.expr(info.decl.body, env)
-        want = info.result or ("time" if isinstance(info.decl, A.AlgorithmDecl) else None)
-        if want is not None and t != ERR and _join(want, t) != want:
-            what = "an algorithm's cost" if isinstance(info.decl, A.AlgorithmDecl) and info.result is None \
-                else f"'{name}'"
-            self.sink.error(f"{what} must be {want}, but this expression is {t}", info.decl.body.span)
+        is_alg = isinstance(info.decl, A.AlgorithmDecl)
+        want = info.result or (T.TIME if is_alg else None)
+        if want is not None and _is_zero(info.decl.body) and want.is_num:
+            body, t = _zero(want, info.decl.body.span), want
+        if want is not None and not want.is_error and not T.accepts(want, t):
+            if is_alg and want == T.TIME:
+                msg = f"an algorithm's cost must be a time (s), but this expression is {t.describe()}"
+            else:
+                msg = f"'{name}' must be {want.describe()}, but this expression is {t.describe()}"
+            self.sink.error(msg, info.decl.body.span)
         info.result = info.result or t
         info.body = body
         info.state = "done"
         return info
+
+    def _default(self, p: A.Param, ptype: Type, info: _DefInfo) -> ir.Expr:
+        """A parameter's default: closed, of the parameter's type, lowered once here."""
+        node, t = self.expr(p.default, self._param_env(info))
+        node, t = self._fit(node, t, p.default, ptype)
+        if not T.accepts(ptype, t):
+            self.sink.error(f"the default of '{p.name}' must be {ptype.describe()}, found {t.describe()}",
+                            p.default.span)
+        self._closed(node, p.default.span, "a default value")
+        return node
+
+    def _fit(self, node, t: Type, sub: A.Expr, want: Type):
+        """A plain ``0`` where a number of type ``want`` is expected becomes a zero of that type."""
+        if _is_zero(sub) and want.is_num:
+            return _zero(want, sub.span), want
+        return node, t
 
     def transmission_variants(self):
         out = {}
@@ -215,9 +248,10 @@ class _Elaborator:
                                     notes=(f"first defined at {seen[key].span}",))
                     continue
                 seen[key] = d
-                body, t = self.expr(d.body, {d.param: (ir.Var(d.param), "bytes")})
-                if t not in ("time", ERR):
-                    self.sink.error(f"a transmission must cost a time, but this expression is {t}", d.body.span)
+                body, t = self.expr(d.body, {d.param: (ir.Var(d.param, ty=T.BYTES), T.BYTES)})
+                if t not in (T.TIME, ERR):
+                    self.sink.error(f"a transmission must cost a time (s), but this expression is {t.describe()}",
+                                    d.body.span)
                 variants.append(ir.TransmissionVariant(name, self.channels.index(d.channel), d.via, d.param, body,
                                                        span=d.span))
             out[name] = tuple(variants)
@@ -240,21 +274,24 @@ class _Elaborator:
             self.sink.error("number too large", e.span)
             return ir.Num(0.0, span=e.span), ERR
         if kind == "number":
-            return ir.Num(value, span=e.span), ("int" if float(value).is_integer() else "real")
-        return ir.Num(value, span=e.span), kind
+            t = T.INT if float(value).is_integer() else T.REAL
+        else:
+            t = T.TYPE_NAMES[kind]
+        return ir.Num(value, span=e.span, ty=t), t
 
     def _Name(self, e: A.Name, env):
         if e.id in env:
             node, t = env[e.id]
-            return (ir.Var(e.id, span=e.span) if isinstance(node, ir.Var) else node), t
+            return (ir.Var(e.id, span=e.span, ty=t) if isinstance(node, ir.Var) else node), t
         d = self.globals.get(e.id)
         if isinstance(d, A.ChannelDecl):
-            return ir.Num(float(self.channels.index(e.id)), span=e.span), "channel"
+            return ir.Num(float(self.channels.index(e.id)), span=e.span, ty=T.CHANNEL), T.CHANNEL
         if isinstance(d, A.ParamDecl):
-            if self.scalars[e.id].channel_indexed:
+            sig = self.scalars[e.id]
+            if sig.channel_indexed:
                 self.sink.error(f"parameter '{e.id}' is indexed by channel: write {e.id}[c]", e.span)
                 return ir.Num(0.0), ERR
-            return ir.Scalar(e.id, None, span=e.span), self.scalar_types[e.id]
+            return ir.Scalar(e.id, None, span=e.span, ty=sig.ty), sig.ty
         if d is not None:
             what = type(d).__name__.replace("Decl", "").lower()
             self.sink.error(f"'{e.id}' is a {what}; call it with arguments", e.span)
@@ -277,27 +314,38 @@ class _Elaborator:
                 self.sink.error(f"'{e.id}' is not a channel-indexed parameter", e.span)
             return ir.Num(0.0), ERR
         ch = self._channel_expr(e.channel, env)
-        if not self.scalars[e.id].channel_indexed:
+        sig = self.scalars[e.id]
+        if not sig.channel_indexed:
             self.sink.error(f"parameter '{e.id}' is not indexed by channel", e.span)
             return ir.Num(0.0), ERR
-        return ir.Scalar(e.id, ch, span=e.span), self.scalar_types[e.id]
+        return ir.Scalar(e.id, ch, span=e.span, ty=sig.ty), sig.ty
 
     def _channel_expr(self, e, env):
         node, t = self.expr(e, env)
-        if t not in ("channel", ERR):
-            self.sink.error(f"expected a channel, found {t}", e.span)
+        if t not in (T.CHANNEL, ERR):
+            self.sink.error(f"expected a channel, found {t.describe()}", e.span)
         return node
+
+    def _rule(self, rule, operands, whole_span):
+        """Apply a typing rule; a violation is reported at the operand it names (or the whole
+        expression) and gives the type ``error``."""
+        try:
+            return rule()
+        except TypeRuleError as err:
+            span = operands[err.operand].span if err.operand is not None and err.operand < len(operands) \
+                else whole_span
+            self.sink.error(err.message, span)
+            return ERR
 
     def _Unary(self, e: A.Unary, env):
         node, t = self.expr(e.operand, env)
         if e.op == "not":
-            if t not in ("bool", ERR):
-                self.sink.error(f"'not' needs a condition (bool), found {t}", e.operand.span)
-            return ir.Not(node, span=e.span), "bool"
-        if t not in NUMERIC and t != ERR:
-            self.sink.error(f"cannot negate a {t}", e.operand.span)
+            t2 = self._rule(lambda: T.logical_not(t), (e.operand,), e.span)
+            return ir.Not(node, span=e.span, ty=T.BOOL), (T.BOOL if t2 == T.BOOL else ERR)
+        t2 = self._rule(lambda: T.negate(t), (e.operand,), e.span)
+        if t2 == ERR:
             return node, ERR
-        return ir.Neg(node, span=e.span), t
+        return ir.Neg(node, span=e.span, ty=t2), t2
 
     def _Binary(self, e: A.Binary, env):
         if e.op == "||":
@@ -305,85 +353,35 @@ class _Elaborator:
         a, ta = self.expr(e.lhs, env)
         b, tb = self.expr(e.rhs, env)
         op = e.op
-        if op in ("and", "or"):
-            for node, t, sub in ((a, ta, e.lhs), (b, tb, e.rhs)):
-                if t not in ("bool", ERR):
-                    self.sink.error(f"'{op}' needs conditions (bool), found {t}", sub.span)
-            return ir.Bin(op, a, b, span=e.span), "bool"
-        if op in ir.COMPARE_OPS:
-            if ERR in (ta, tb):
-                return ir.Bin(op, a, b, span=e.span), "bool"
-            if ta == tb == "channel" and op in ("==", "!="):
-                return ir.Bin(op, a, b, span=e.span), "bool"
-            if ta not in NUMERIC or tb not in NUMERIC or _join(ta, tb) is None:
-                self.sink.error(f"cannot compare {ta} with {tb}", e.op_span or e.span)
-                return ir.Bin(op, a, b, span=e.span), ERR
-            return ir.Bin(op, a, b, span=e.span), "bool"
-        if ERR in (ta, tb):
-            return ir.Bin(op, a, b, span=e.span), ERR
-        for t, sub in ((ta, e.lhs), (tb, e.rhs)):
-            if t not in NUMERIC:
-                self.sink.error(f"operator '{op}' needs numbers, found {t}", sub.span)
-                return ir.Bin(op, a, b, span=e.span), ERR
-        t = self._arith_type(op, ta, tb)
-        if op in ("+", "-") and t in ("bytes", "time"):
-            # a plain number may stand for a size or a time only as a literal (m - 1, 0.5 * t):
-            # adding an int variable such as P to a time is a unit mistake
-            for side, ts, sub in ((a, ta, e.lhs), (b, tb, e.rhs)):
-                if ts in ("int", "real") and not _is_literal(sub):
-                    self.sink.error(f"cannot {'add' if op == '+' else 'subtract'} a plain {ts} and {t}: "
-                                    f"give it a unit (e.g. 2us, 64KiB) or multiply by one", sub.span)
-                    return ir.Bin(op, a, b, span=e.span), ERR
-        if t is None:
-            self.sink.error(f"type mismatch: cannot apply '{op}' to {ta} and {tb}", e.op_span or e.span)
-            return ir.Bin(op, a, b, span=e.span), ERR
-        return ir.Bin(op, a, b, span=e.span), t
-
-    @staticmethod
-    def _arith_type(op, ta, tb):
-        plain = ("int", "real")
-        if op in ("+", "-"):
-            return _join(ta, tb)
-        if op == "*":
-            if ta in plain and tb in plain:
-                return _join(ta, tb)
-            if ta in plain:
-                return tb
-            if tb in plain:
-                return ta
-            if {ta, tb} == {"bytes", "time"}:
-                return "time"  # bytes × per-byte time (LogGP's G)
-            return "real"
-        if op == "/":
-            if tb in plain:
-                return "real" if ta in plain else ta
-            if ta == tb:
-                return "real"
-            if ta == "time" and tb == "bytes":
-                return "time"  # time per byte
-            return "real"
-        if op == "%":
-            return ta if ta == tb or tb == "int" else "real"
-        if op == "^":
-            if tb not in plain:
-                return None
-            return "int" if ta == tb == "int" else ("real" if ta in plain else None)
-        return None
+        if op in ("+", "-", "%") or op in ir.COMPARE_OPS:
+            if tb.is_num:
+                a, ta = self._fit(a, ta, e.lhs, tb)
+            if ta.is_num:
+                b, tb = self._fit(b, tb, e.rhs, ta)
+        if op in ir.LOGIC_OPS:
+            rule = lambda: T.logic(op, ta, tb)  # noqa: E731
+        elif op in ir.COMPARE_OPS:
+            rule = lambda: T.compare(op, ta, tb)  # noqa: E731
+        else:
+            rule = lambda: T.arith(op, ta, tb, _constant(e.rhs) if op == "^" else None)  # noqa: E731
+        t = self._rule(rule, (e.lhs, e.rhs), e.span)
+        return ir.Bin(op, a, b, span=e.span, ty=t), t
 
     # ---------------------------------------------------------------- ‖
     def _conc(self, e: A.Binary, env):
         lhs, tl = self.expr(e.lhs, env)
-        if tl in ("int", "real"):
+        if tl.is_num and tl.dimensionless:
             rhs, tr = self.expr(e.rhs, env)
-            if tr not in ("time", ERR):
-                self.sink.error(f"the right side of 'A || …' must be a cost, found {tr}", e.rhs.span)
+            t = self._rule(lambda: T.conc(tl, tr), (e.lhs, e.rhs), e.span)
+            if t == ERR:
                 return rhs, ERR
-            return ir.Conc(lhs, rhs, span=e.span), tr
+            return ir.Conc(lhs, rhs, span=e.span, ty=T.TIME), T.TIME
         if tl == ERR:
             self.expr(e.rhs, env)
             return lhs, ERR
-        if tl != "time":
-            self.sink.error(f"the left side of '||' must be a count (int) or a cost, found {tl}", e.lhs.span)
+        if tl != T.TIME:
+            self.sink.error(f"the left side of '||' must be a plain number (a count) or a cost, "
+                            f"found {tl.describe()}", e.lhs.span)
             self.expr(e.rhs, env)
             return lhs, ERR
         operands = []
@@ -394,8 +392,9 @@ class _Elaborator:
             if i == 0 and isinstance(node, ir.ParComp) and isinstance(sub, A.Binary) and sub.op == "||":
                 operands.extend(node.operands)  # a || b || c is one n-ary composition (A2 sorted)
                 continue
-            if t not in ("time", ERR):
-                self.sink.error(f"both sides of a parallel composition must be costs, found {t}", sub.span)
+            if t not in (T.TIME, ERR):
+                self.sink.error(f"both sides of a parallel composition must be costs, found {t.describe()}",
+                                sub.span)
                 ok = False
                 continue
             seq = _xmit_sequence(node)
@@ -408,42 +407,41 @@ class _Elaborator:
             operands.append(seq)
         if not ok:
             return ir.Num(0.0), ERR
-        return ir.ParComp(tuple(operands), span=e.span), "time"
+        return ir.ParComp(tuple(operands), span=e.span, ty=T.TIME), T.TIME
 
     # ---------------------------------------------------------------- binders
     def _LetIn(self, e: A.LetIn, env):
         value, t = self.expr(e.value, env)
         inner = dict(env)
-        inner[e.name] = (ir.Var(e.name), t)
+        inner[e.name] = (ir.Var(e.name, ty=t), t)
         body, tb = self.expr(e.body, inner)
-        return ir.Let(((e.name, value),), body, span=e.span), tb
+        return ir.Let(((e.name, value),), body, span=e.span, ty=tb), tb
 
     def _IfThen(self, e: A.IfThen, env):
         test, tt = self.expr(e.test, env)
-        if tt not in ("bool", ERR):
-            self.sink.error(f"the condition of 'if' must be bool, found {tt}", e.test.span)
+        if tt not in (T.BOOL, ERR):
+            self.sink.error(f"the condition of 'if' must be bool, found {tt.describe()}", e.test.span)
         a, ta = self.expr(e.then, env)
         b, tb = self.expr(e.otherwise, env)
-        t = _join(ta, tb)
-        if t is None:
-            self.sink.error(f"the branches of 'if' have different types: {ta} and {tb}", e.span)
-            t = ERR
-        return ir.Cond(test, a, b, span=e.span), t
+        if tb.is_num:
+            a, ta = self._fit(a, ta, e.then, tb)
+        if ta.is_num:
+            b, tb = self._fit(b, tb, e.otherwise, ta)
+        t = self._rule(lambda: T.branches(ta, tb), (e.then, e.otherwise), e.span)
+        return ir.Cond(test, a, b, span=e.span, ty=t), t
 
     def _Reduction(self, e: A.Reduction, env):
         lo, tl = self.expr(e.lo, env)
         hi, th = self.expr(e.hi, env)
         for t, sub in ((tl, e.lo), (th, e.hi)):
-            if t not in ("int", ERR):
-                self.sink.error(f"the bounds of '{e.kind}' must be integers (int), found {t}; "
-                                f"use ceil or floor", sub.span)
+            self._rule(lambda: T.reduction_bound(e.kind, t), (sub,), sub.span)
         inner = dict(env)
-        inner[e.var] = (ir.Var(e.var), "int")
+        inner[e.var] = (ir.Var(e.var, ty=T.INT), T.INT)
         body, tb = self.expr(e.body, inner)
-        if tb not in NUMERIC and tb != ERR:
-            self.sink.error(f"the body of '{e.kind}' must be a number, found {tb}", e.body.span)
+        if not tb.is_num and tb != ERR:
+            self.sink.error(f"the body of '{e.kind}' must be a number, found {tb.describe()}", e.body.span)
             tb = ERR
-        return ir.Reduce(e.kind, e.var, lo, hi, body, span=e.span), tb
+        return ir.Reduce(e.kind, e.var, lo, hi, body, span=e.span, ty=tb), tb
 
     # ---------------------------------------------------------------- calls
     def _Call(self, e: A.Call, env):
@@ -493,28 +491,13 @@ class _Elaborator:
         if arity is not None and len(args) != arity:
             self.sink.error(f"'{name}' takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}", e.span)
             return ir.Num(0.0), ERR
+        if name in ("min", "max"):  # max(t, 0): the 0 takes the dimension of the others
+            dim = next((t for (_, t), a in zip(args, e.args) if t.is_num and not _is_zero(a.value)), None)
+            if dim is not None:
+                args = [self._fit(n, t, a.value, dim) for (n, t), a in zip(args, e.args)]
         types = [t for _, t in args]
-        if ERR in types:
-            return ir.Fn(name, tuple(n for n, _ in args), span=e.span), ERR
-        for (_, t), a in zip(args, e.args):
-            if t not in NUMERIC:
-                self.sink.error(f"'{name}' needs a number, found {t}", a.span)
-                return ir.Num(0.0), ERR
-        node = ir.Fn(name, tuple(n for n, _ in args), span=e.span)
-        if name in ("ceil", "floor"):
-            return node, ("int" if types[0] in ("int", "real") else types[0])
-        if name == "abs":
-            return node, types[0]
-        if name in ("min", "max"):
-            t = types[0]
-            for t2, a in zip(types[1:], e.args[1:]):
-                j = _join(t, t2)
-                if j is None:
-                    self.sink.error(f"'{name}' of {t} and {t2}", a.span)
-                    return node, ERR
-                t = j
-            return node, t
-        return node, "real"
+        t = self._rule(lambda: T.function(name, types), tuple(a.value for a in e.args), e.span)
+        return ir.Fn(name, tuple(n for n, _ in args), span=e.span, ty=t), t
 
     def _lookup(self, e: A.Call, d: A.TableDecl, env):
         sig = self.tables[d.name]
@@ -531,11 +514,14 @@ class _Elaborator:
             self.sink.error(f"table '{d.name}' takes {len(d.params)} argument{'s' if len(d.params) != 1 else ''} "
                             f"({', '.join(p.name for p in d.params)}), got {len(args)}", e.span)
             return ir.Num(0.0), ERR
-        for (node, t), p, a in zip(args, d.params, e.args):
-            want = _norm(p.type.name)
-            if t != ERR and want in TYPES and _join(want, t) != want:
-                self.sink.error(f"argument '{p.name}' of table '{d.name}' must be {want}, found {t}", a.span)
-        return ir.Lookup(d.name, ch, tuple(n for n, _ in args), span=e.span), _norm(d.result.name)
+        nodes = []
+        for (node, t), p, want, a in zip(args, d.params, sig.param_tys, e.args):
+            node, t = self._fit(node, t, a.value, want)
+            if not T.accepts(want, t):
+                self.sink.error(f"argument '{p.name}' of table '{d.name}' must be {want.describe()}, "
+                                f"found {t.describe()}", a.span)
+            nodes.append(node)
+        return ir.Lookup(d.name, ch, tuple(nodes), span=e.span, ty=sig.ty), sig.ty
 
     def _transmit(self, e: A.Call, env):
         self._positional(e, "transmission")
@@ -547,9 +533,10 @@ class _Elaborator:
             self.sink.error(f"transmission '{e.callee}' takes 1 argument (the size), got {len(e.args)}", e.span)
             return ir.Num(0.0), ERR
         size, t = self.expr(e.args[0].value, env)
-        if t not in ("bytes", "int", ERR):
-            self.sink.error(f"the size of a transmission must be bytes, found {t}", e.args[0].span)
-        return ir.Transmit(e.callee, ch, size, span=e.span), "time"
+        size, t = self._fit(size, t, e.args[0].value, T.BYTES)
+        if t not in (T.BYTES, ERR):
+            self.sink.error(f"the size of a transmission must be a size (B), found {t.describe()}", e.args[0].span)
+        return ir.Transmit(e.callee, ch, size, span=e.span, ty=T.TIME), T.TIME
 
     def _inline(self, e: A.Call, d, env):
         info = self.body_of(d.name)
@@ -585,21 +572,22 @@ class _Elaborator:
         for p, (pname, ptype) in zip(params, info.params):
             if pname in bound:
                 (node, t), a = bound[pname]
-                if t != ERR and ptype != ERR and _join(ptype, t) != ptype:
-                    self.sink.error(f"argument '{pname}' of '{d.name}' must be {ptype}, found {t}", a.span)
+                node, t = self._fit(node, t, a.value, ptype)
+                if not T.accepts(ptype, t):
+                    self.sink.error(f"argument '{pname}' of '{d.name}' must be {ptype.describe()}, "
+                                    f"found {t.describe()}", a.span)
                 if isinstance(node, ir.Var) and node.name == pname:
                     continue  # f(P) inside a scope where P is P: bindings are simultaneous, so drop it
                 bindings.append((pname, node))
-            elif p.default is not None:
-                node, _ = self.expr(p.default, self._param_env(info))
-                bindings.append((pname, node))
-            else:
+            elif pname in info.defaults:
+                bindings.append((pname, info.defaults[pname]))  # closed: no caller name can leak in
+            elif p.default is None:
                 self.sink.error(f"missing argument '{pname}' in call of '{d.name}'", e.span)
                 return ir.Num(0.0), ERR
         result = info.result or ERR
         if not bindings:
             return info.body, result
-        return ir.Let(tuple(bindings), info.body, span=e.span), result
+        return ir.Let(tuple(bindings), info.body, span=e.span, ty=result), result
 
     # ================================================================= algorithms
     def algorithm(self, name: str) -> Optional[ir.Algorithm]:
@@ -607,32 +595,30 @@ class _Elaborator:
         info = self.body_of(name)
         params = []
         for p, (pname, ptype) in zip(d.params, info.params):
-            default = None
-            if p.default is not None:
-                default, t = self.expr(p.default, self._param_env(info))
-                if t != ERR and ptype != ERR and _join(ptype, t) != ptype:
-                    self.sink.error(f"the default of '{pname}' must be {ptype}, found {t}", p.default.span)
-                self._closed(default, p.default.span, "a default value")
+            default = info.defaults.get(pname)
             constraint = None
             if p.op is not None:
                 bound, t = self.expr(p.bound, self._param_env(info))
-                if ptype not in NUMERIC and ptype != ERR:
-                    self.sink.error(f"a constraint needs a numeric parameter; '{pname}' is {ptype}",
+                if not ptype.is_num and ptype != ERR:
+                    self.sink.error(f"a constraint needs a numeric parameter; '{pname}' is {ptype.describe()}",
                                     p.constraint_span)
-                elif t != ERR and ptype != ERR and _join(ptype, t) is None:
-                    self.sink.error(f"cannot compare '{pname}' ({ptype}) with {t}", p.constraint_span)
+                elif ptype != ERR:
+                    bound, t = self._fit(bound, t, p.bound, ptype)
+                    if t != ERR and not t.same_dimension(ptype):
+                        self.sink.error(f"cannot compare '{pname}' ({ptype.describe()}) with {t.describe()}",
+                                        p.constraint_span)
                 self._closed(bound, p.bound.span, "a constraint bound")
                 constraint = (p.op, bound)
-            elif ptype in ("bytes", "time"):
-                constraint = (">=", ir.Num(0.0))  # sizes and times are never negative
-            params.append(ir.ParamSig(pname, ptype, default, constraint, span=p.span,
+            elif ptype.is_num and not ptype.dimensionless:
+                constraint = (">=", _zero(ptype, None))  # sizes, times and rates are never negative
+            params.append(ir.ParamSig(pname, str(ptype), default, constraint, span=p.span,
                                       constraint_span=p.constraint_span))
         doc = "\n".join(d.docs)
         return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span)
 
     @staticmethod
     def _param_env(info):
-        return {n: (ir.Var(n), t) for n, t in info.params}
+        return {n: (ir.Var(n, ty=t), t) for n, t in info.params}
 
     def _closed(self, node, span, what):
         free = ir.free_vars(node)
@@ -641,26 +627,28 @@ class _Elaborator:
                             f"{', '.join(sorted(free))}", span)
 
 
-def _is_literal(e: A.Expr) -> bool:
-    """A number written in the source, possibly negated or in parentheses of arithmetic on numbers."""
-    if isinstance(e, A.Number):
-        return True
-    if isinstance(e, A.Unary) and e.op == "-":
-        return _is_literal(e.operand)
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "^"):
-        return _is_literal(e.lhs) and _is_literal(e.rhs)
-    return False
+def _constant(e: A.Expr):
+    """The value of a constant exponent written in the source (a plain number, possibly
+    negated), else None."""
+    sign = 1
+    while isinstance(e, A.Unary) and e.op == "-":
+        sign, e = -sign, e.operand
+    if isinstance(e, A.Number) and e.unit == "":
+        from fractions import Fraction
+        return sign * Fraction(e.value)
+    return None
 
 
 def _xmit_sequence(node: ir.Expr):
     """A cost expression as a tuple of Xmit items, if it is a sequence of (A ‖) transmissions."""
     if isinstance(node, ir.Transmit):
-        return (ir.Xmit(ir.Num(1.0), node.name, node.channel, node.size, span=node.span),)
+        return (ir.Xmit(ir.Num(1.0, ty=T.INT), node.name, node.channel, node.size, span=node.span, ty=T.TIME),)
     if isinstance(node, ir.Conc):
         inner = _xmit_sequence(node.body)
         if inner is None:
             return None
-        return tuple(ir.Xmit(_mul(node.factor, x.count), x.name, x.channel, x.size, span=x.span) for x in inner)
+        return tuple(ir.Xmit(_mul(node.factor, x.count), x.name, x.channel, x.size, span=x.span, ty=T.TIME)
+                     for x in inner)
     if isinstance(node, ir.Bin) and node.op == "+":
         a, b = _xmit_sequence(node.lhs), _xmit_sequence(node.rhs)
         if a is None or b is None:
@@ -672,7 +660,7 @@ def _xmit_sequence(node: ir.Expr):
 def _mul(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     if isinstance(b, ir.Num) and b.value == 1.0:
         return a
-    return ir.Bin("*", a, b)
+    return ir.Bin("*", a, b, ty=a.ty * b.ty)
 
 
 def _close(a: str, b: str) -> bool:
@@ -692,14 +680,21 @@ def _close(a: str, b: str) -> bool:
 
 def elaborate_expression(modules: list[LoadedModule], expr: A.Expr, var_types: dict):
     """(IR, type) of a lone expression in the scope of a loaded module tree, with the free
-    variables ``var_types`` (name -> type name).  Raises TlopError with every error."""
+    variables ``var_types`` (name -> type spelling such as ``int`` or ``time/bytes``); the type
+    is returned as its spelling.  Raises TlopError with every error."""
     el = _Elaborator(modules)
     el.collect()
     el.transmission_variants()
-    env = {n: (ir.Var(n), _norm(t)) for n, t in var_types.items()}
+    env = {}
+    for n, spelling in var_types.items():
+        t = T.parse_type(spelling)
+        if t is None:
+            el.sink.error(f"unknown type '{spelling}' of '{n}'", expr.span)
+            t = ERR
+        env[n] = (ir.Var(n, ty=t), t)
     node, t = el.expr(expr, env)
     el.sink.raise_if_errors()
-    return node, t
+    return node, str(t)
 
 
 def elaborate(modules: list[LoadedModule]) -> Elaborated:

@@ -14,9 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tlop.frontend import ast as A
 from tlop.runtime.diagnostics import Diagnostic, DiagnosticSink, Source, TlopError
-from tlop.frontend.parse import parse_source
 
 __all__ = ["STDLIB_DIR", "LoadedModule", "resolve_path", "load_tree", "stdlib_modules"]
 
@@ -29,7 +27,7 @@ STDLIB_DIR = Path(_stdlib_pkg.__file__).resolve().parent
 class LoadedModule:
     path: Path
     source: Source
-    module: A.Module
+    module: "A.Module"  # tlop.frontend.ast.Module
 
 
 def search_path() -> list[Path]:
@@ -86,6 +84,9 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
     """The root module and everything it imports, in dependency order (imports first).
 
     ``text`` overrides the root file's content (the Python API's ``loads``)."""
+    from tlop.frontend import ast as A  # the parser (ANTLR) is imported only when parsing
+    from tlop.frontend.parse import parse_source
+
     sink = DiagnosticSink()
     order: list[LoadedModule] = []
     done: dict[Path, LoadedModule] = {}

@@ -10,6 +10,8 @@ What it does not do: resolve imports or names, or check types.
 
 from __future__ import annotations
 
+import re
+
 from antlr4 import CommonTokenStream, InputStream, Token
 from antlr4.error.ErrorListener import ErrorListener
 from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  # noqa: F401
@@ -147,7 +149,18 @@ class _Builder(TlopVisitor):
                        span=self.sp(ctx), constraint_span=cspan)
 
     def visitTypeRef(self, ctx):
-        return A.TypeRef(ctx.name.text, span=self.sp(ctx))
+        # the type's spelling without blanks: "time/bytes", "bytes^-2" (checked by the elaborator)
+        text = self._type_factor(ctx.factors[0])
+        for op, factor in zip(ctx.ops, ctx.factors[1:]):
+            text += op.text + self._type_factor(factor)
+        return A.TypeRef(text, span=self.sp(ctx))
+
+    @staticmethod
+    def _type_factor(ctx):
+        text = ctx.name.text
+        if ctx.exponent is not None:
+            text += "^" + ("-" if ctx.neg else "") + ctx.exponent.text
+        return text
 
     # ---------------------------------------------------------------- expressions
     def visitLetExpr(self, ctx):
@@ -252,8 +265,9 @@ class _Builder(TlopVisitor):
 
 
 def _unquote(s: str) -> str:
-    body = s[1:-1]
-    return body.encode("utf-8").decode("unicode_escape") if "\\" in body else body
+    """The text of a string literal: ``\\`` and ``\"`` are escapes, any other backslash is
+    kept (a Windows path), and non-ASCII text is left alone."""
+    return re.sub(r'\\([\\"])', r"\1", s[1:-1])
 
 
 def _parser(source: Source, sink: DiagnosticSink):

@@ -2,7 +2,8 @@
 
 What it does: prints a module with one declaration per line group, doc comments kept, and the
 fewest parentheses that re-parse to the same tree (precedence and associativity of the grammar).
-``parse(unparse(m)) == m`` holds for every module (spans aside); the tests check it on the stdlib.
+``parse(unparse(m)) == m`` holds for every module (spans aside); the tests check it on the stdlib
+and on generated programs (tests/test_unparse_roundtrip.py).
 
 What it does not do: keep ``#`` comments or the original layout.
 """

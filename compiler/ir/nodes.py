@@ -32,10 +32,11 @@ Semantics of the τ-Lop nodes (000 §3, 002 §3; see docs/semantics):
     Parallel composition ``x1 ‖ x2 ‖ …`` of *transmission sequences*.  Every operand is a tuple
     of :class:`Xmit` items (a transmission with a multiplicity, ``A ‖ T^c(m)``).  Operands run
     in lock step: phase ``k`` is the ``k``-th item of every operand that has one.  Inside a phase
-    the items are grouped by channel; on one channel, with sizes sorted ``m1 ≤ … ≤ mn`` and
-    multiplicities ``w1 … wn``, A2 gives ``Σ_j (w_j + … + w_n) ‖ T(m_j − m_{j−1})`` with
-    ``m_0 = 0`` and terms of zero size dropped; across channels A3 gives the maximum.  The cost
-    is the sum over phases.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
+    the items are grouped by channel (whatever their names); on one channel, with sizes sorted
+    ``m1 ≤ … ≤ mn`` and multiplicities ``w1 … wn``, A2 gives ``Σ_j (w_j + … + w_n) ‖ X_j(m_j −
+    m_{j−1})`` with ``m_0 = 0``, ``X_j`` item j's own transmission and increments ``≤ 0`` dropped;
+    across channels A3 gives the maximum.  The cost is the sum over phases.  Defined once, by
+    :func:`tlop.ir.taulop.expand_parcomp`, which every engine evaluates.  (000 eq. 6, 8, 9; eq. 7's overlap refinement is not applied, so the
     result is the lock-step upper bound.)
 """
 
@@ -69,9 +70,19 @@ def _span_field():
     return field(default=None, compare=False, repr=False, kw_only=True)
 
 
+def _type_field():
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
 @dataclass(frozen=True)
 class Expr:
-    """Base class of every IR expression."""
+    """Base class of every IR expression.
+
+    ``ty`` is the node's :class:`~tlop.ir.types.Type` (its dimension), filled in by lowering and
+    kept by :func:`rebuild`; like ``span`` it is left out of equality and hashing.  A pass that
+    builds new nodes may leave it ``None``: :func:`tlop.ir.typecheck.annotate` fills it in after
+    the fact, and :func:`tlop.ir.verify.verify_program` checks every annotation."""
+    ty: Any = _type_field()
 
 
 @dataclass(frozen=True)
@@ -240,12 +251,18 @@ def children(e: Expr) -> tuple:
 
 def rebuild(e: Expr, kids: tuple) -> Expr:
     """A copy of ``e`` with its children replaced by ``kids`` (same order as :func:`children`).
-    Returns ``e`` itself when nothing changed.  The span is kept."""
+    Returns ``e`` itself when nothing changed.  The span and the type annotation are kept."""
     old = children(e)
     if len(old) == len(kids) and all(a is b for a, b in zip(old, kids)):
         return e
     kids = tuple(kids)
-    sp = getattr(e, "span", None)
+    out = _rebuild(e, kids, getattr(e, "span", None))
+    if e.ty is not None:
+        object.__setattr__(out, "ty", e.ty)
+    return out
+
+
+def _rebuild(e: Expr, kids: tuple, sp) -> Expr:
     if isinstance(e, Bin):
         return Bin(e.op, kids[0], kids[1], span=sp)
     if isinstance(e, Neg):
@@ -322,6 +339,9 @@ class TableSig:
     tau_index: Optional[int]
     model: str = ""
     span: Any = _span_field()
+    #: the result type and the parameter types (:class:`~tlop.ir.types.Type`), set by lowering
+    ty: Any = _type_field()
+    param_tys: Any = _type_field()
 
     def profile_key(self, profile, channel) -> str:
         """The name to read from a profile: ``model.name`` when the profile has a table of that
@@ -338,6 +358,8 @@ class ScalarSig:
     channel_indexed: bool
     model: str = ""
     span: Any = _span_field()
+    #: the parameter's type (:class:`~tlop.ir.types.Type`), set by lowering
+    ty: Any = _type_field()
 
     def profile_key(self, profile, channel) -> str:
         """``model.name`` when the profile has a scalar of that qualified name, else the name."""
@@ -361,9 +383,11 @@ class TransmissionVariant:
 class ParamSig:
     """An algorithm parameter: name, type name, optional default and constraint.
 
-    ``constraint`` is a tuple ``(op, Expr)`` such as ``(">=", Num(1))`` or ``None``; the default
-    and the bound are closed expressions (constants after lowering).  Parameters of type bytes
-    or time without a declared constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
+    ``type`` is the type's spelling (``int``, ``bytes``, ``time/bytes`` …; parse it with
+    :func:`tlop.ir.types.parse_type`).  ``constraint`` is a tuple ``(op, Expr)`` such as
+    ``(">=", Num(1))`` or ``None``; the default and the bound are closed expressions (constants
+    after lowering).  Parameters with a dimension (sizes, times, rates) without a declared
+    constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
     name: str
     type: str
     default: Optional[Expr] = None

@@ -11,112 +11,119 @@ else:
 
 def serializedATN():
     return [
-        4,1,57,302,2,0,7,0,2,1,7,1,2,2,7,2,2,3,7,3,2,4,7,4,2,5,7,5,2,6,7,
+        4,1,57,318,2,0,7,0,2,1,7,1,2,2,7,2,2,3,7,3,2,4,7,4,2,5,7,5,2,6,7,
         6,2,7,7,7,2,8,7,8,2,9,7,9,2,10,7,10,2,11,7,11,2,12,7,12,2,13,7,13,
         2,14,7,14,2,15,7,15,2,16,7,16,2,17,7,17,2,18,7,18,2,19,7,19,2,20,
-        7,20,2,21,7,21,2,22,7,22,2,23,7,23,1,0,5,0,50,8,0,10,0,12,0,53,9,
-        0,1,0,1,0,1,1,5,1,58,8,1,10,1,12,1,61,9,1,1,1,1,1,1,2,1,2,1,2,1,
-        2,1,2,1,2,1,2,1,2,1,2,3,2,74,8,2,1,2,1,2,3,2,78,8,2,1,2,1,2,1,2,
-        1,2,1,2,1,2,3,2,86,8,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,
-        2,1,2,3,2,100,8,2,1,2,1,2,1,2,1,2,1,2,1,2,3,2,108,8,2,1,2,1,2,1,
-        2,3,2,113,8,2,1,2,1,2,1,2,1,2,1,2,1,2,3,2,121,8,2,1,2,1,2,1,2,3,
-        2,126,8,2,1,2,1,2,3,2,130,8,2,1,3,1,3,1,3,1,3,1,3,1,3,1,4,1,4,1,
-        4,5,4,141,8,4,10,4,12,4,144,9,4,1,4,3,4,147,8,4,1,5,1,5,1,5,1,5,
-        1,5,1,5,3,5,155,8,5,1,5,1,5,3,5,159,8,5,1,6,1,6,1,7,1,7,1,8,1,8,
-        1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,1,8,
-        1,8,1,8,1,8,1,8,1,8,1,8,3,8,189,8,8,1,9,1,9,1,9,5,9,194,8,9,10,9,
-        12,9,197,9,9,1,10,1,10,1,10,5,10,202,8,10,10,10,12,10,205,9,10,1,
-        11,1,11,1,11,3,11,210,8,11,1,12,1,12,1,12,1,12,3,12,216,8,12,1,13,
-        1,13,1,13,5,13,221,8,13,10,13,12,13,224,9,13,1,14,1,14,1,14,5,14,
-        229,8,14,10,14,12,14,232,9,14,1,15,1,15,1,15,5,15,237,8,15,10,15,
-        12,15,240,9,15,1,16,1,16,1,16,3,16,245,8,16,1,17,1,17,1,17,3,17,
-        250,8,17,1,18,1,18,1,18,1,18,1,18,3,18,257,8,18,1,18,1,18,3,18,261,
-        8,18,1,18,1,18,1,18,1,18,1,18,1,18,1,18,1,18,3,18,271,8,18,1,19,
-        1,19,1,20,1,20,1,20,5,20,278,8,20,10,20,12,20,281,9,20,1,20,3,20,
-        284,8,20,1,21,1,21,3,21,288,8,21,1,21,1,21,1,22,1,22,1,22,1,22,1,
-        22,1,22,3,22,298,8,22,1,23,1,23,1,23,0,0,24,0,2,4,6,8,10,12,14,16,
-        18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,0,7,2,0,3,3,53,53,1,
-        0,18,23,1,0,29,31,1,0,36,37,1,0,39,41,2,0,30,31,53,53,1,0,43,50,
-        319,0,51,1,0,0,0,2,59,1,0,0,0,4,129,1,0,0,0,6,131,1,0,0,0,8,137,
-        1,0,0,0,10,148,1,0,0,0,12,160,1,0,0,0,14,162,1,0,0,0,16,188,1,0,
-        0,0,18,190,1,0,0,0,20,198,1,0,0,0,22,209,1,0,0,0,24,211,1,0,0,0,
-        26,217,1,0,0,0,28,225,1,0,0,0,30,233,1,0,0,0,32,244,1,0,0,0,34,246,
-        1,0,0,0,36,270,1,0,0,0,38,272,1,0,0,0,40,274,1,0,0,0,42,287,1,0,
-        0,0,44,297,1,0,0,0,46,299,1,0,0,0,48,50,3,2,1,0,49,48,1,0,0,0,50,
-        53,1,0,0,0,51,49,1,0,0,0,51,52,1,0,0,0,52,54,1,0,0,0,53,51,1,0,0,
-        0,54,55,5,0,0,1,55,1,1,0,0,0,56,58,5,54,0,0,57,56,1,0,0,0,58,61,
-        1,0,0,0,59,57,1,0,0,0,59,60,1,0,0,0,60,62,1,0,0,0,61,59,1,0,0,0,
-        62,63,3,4,2,0,63,3,1,0,0,0,64,65,5,1,0,0,65,130,5,53,0,0,66,67,5,
-        2,0,0,67,130,5,52,0,0,68,69,5,3,0,0,69,130,5,53,0,0,70,71,5,4,0,
-        0,71,73,5,53,0,0,72,74,3,6,3,0,73,72,1,0,0,0,73,74,1,0,0,0,74,75,
-        1,0,0,0,75,77,5,5,0,0,76,78,3,8,4,0,77,76,1,0,0,0,77,78,1,0,0,0,
-        78,79,1,0,0,0,79,80,5,6,0,0,80,81,5,7,0,0,81,130,3,12,6,0,82,83,
-        5,8,0,0,83,85,5,53,0,0,84,86,3,6,3,0,85,84,1,0,0,0,85,86,1,0,0,0,
-        86,87,1,0,0,0,87,88,5,9,0,0,88,130,3,12,6,0,89,90,5,10,0,0,90,91,
-        5,53,0,0,91,92,5,11,0,0,92,93,5,53,0,0,93,94,5,12,0,0,94,95,5,5,
-        0,0,95,96,5,53,0,0,96,99,5,6,0,0,97,98,5,13,0,0,98,100,5,53,0,0,
-        99,97,1,0,0,0,99,100,1,0,0,0,100,101,1,0,0,0,101,102,5,14,0,0,102,
-        130,3,16,8,0,103,104,5,15,0,0,104,105,5,53,0,0,105,107,5,5,0,0,106,
-        108,3,8,4,0,107,106,1,0,0,0,107,108,1,0,0,0,108,109,1,0,0,0,109,
-        112,5,6,0,0,110,111,5,7,0,0,111,113,3,12,6,0,112,110,1,0,0,0,112,
-        113,1,0,0,0,113,114,1,0,0,0,114,115,5,14,0,0,115,130,3,16,8,0,116,
-        117,5,16,0,0,117,118,5,53,0,0,118,120,5,5,0,0,119,121,3,8,4,0,120,
-        119,1,0,0,0,120,121,1,0,0,0,121,122,1,0,0,0,122,125,5,6,0,0,123,
-        124,5,7,0,0,124,126,3,12,6,0,125,123,1,0,0,0,125,126,1,0,0,0,126,
-        127,1,0,0,0,127,128,5,14,0,0,128,130,3,16,8,0,129,64,1,0,0,0,129,
-        66,1,0,0,0,129,68,1,0,0,0,129,70,1,0,0,0,129,82,1,0,0,0,129,89,1,
-        0,0,0,129,103,1,0,0,0,129,116,1,0,0,0,130,5,1,0,0,0,131,132,5,11,
-        0,0,132,133,5,53,0,0,133,134,5,9,0,0,134,135,3,12,6,0,135,136,5,
-        12,0,0,136,7,1,0,0,0,137,142,3,10,5,0,138,139,5,17,0,0,139,141,3,
-        10,5,0,140,138,1,0,0,0,141,144,1,0,0,0,142,140,1,0,0,0,142,143,1,
-        0,0,0,143,146,1,0,0,0,144,142,1,0,0,0,145,147,5,17,0,0,146,145,1,
-        0,0,0,146,147,1,0,0,0,147,9,1,0,0,0,148,149,5,53,0,0,149,150,5,9,
-        0,0,150,154,3,12,6,0,151,152,3,14,7,0,152,153,3,26,13,0,153,155,
-        1,0,0,0,154,151,1,0,0,0,154,155,1,0,0,0,155,158,1,0,0,0,156,157,
-        5,14,0,0,157,159,3,16,8,0,158,156,1,0,0,0,158,159,1,0,0,0,159,11,
-        1,0,0,0,160,161,7,0,0,0,161,13,1,0,0,0,162,163,7,1,0,0,163,15,1,
-        0,0,0,164,165,5,24,0,0,165,166,5,53,0,0,166,167,5,14,0,0,167,168,
-        3,16,8,0,168,169,5,25,0,0,169,170,3,16,8,0,170,189,1,0,0,0,171,172,
-        5,26,0,0,172,173,3,16,8,0,173,174,5,27,0,0,174,175,3,16,8,0,175,
-        176,5,28,0,0,176,177,3,16,8,0,177,189,1,0,0,0,178,179,7,2,0,0,179,
-        180,5,53,0,0,180,181,5,25,0,0,181,182,3,16,8,0,182,183,5,32,0,0,
-        183,184,3,16,8,0,184,185,5,9,0,0,185,186,3,16,8,0,186,189,1,0,0,
-        0,187,189,3,18,9,0,188,164,1,0,0,0,188,171,1,0,0,0,188,178,1,0,0,
-        0,188,187,1,0,0,0,189,17,1,0,0,0,190,195,3,20,10,0,191,192,5,33,
-        0,0,192,194,3,20,10,0,193,191,1,0,0,0,194,197,1,0,0,0,195,193,1,
-        0,0,0,195,196,1,0,0,0,196,19,1,0,0,0,197,195,1,0,0,0,198,203,3,22,
-        11,0,199,200,5,34,0,0,200,202,3,22,11,0,201,199,1,0,0,0,202,205,
-        1,0,0,0,203,201,1,0,0,0,203,204,1,0,0,0,204,21,1,0,0,0,205,203,1,
-        0,0,0,206,207,5,35,0,0,207,210,3,22,11,0,208,210,3,24,12,0,209,206,
-        1,0,0,0,209,208,1,0,0,0,210,23,1,0,0,0,211,215,3,26,13,0,212,213,
-        3,14,7,0,213,214,3,26,13,0,214,216,1,0,0,0,215,212,1,0,0,0,215,216,
-        1,0,0,0,216,25,1,0,0,0,217,222,3,28,14,0,218,219,7,3,0,0,219,221,
-        3,28,14,0,220,218,1,0,0,0,221,224,1,0,0,0,222,220,1,0,0,0,222,223,
-        1,0,0,0,223,27,1,0,0,0,224,222,1,0,0,0,225,230,3,30,15,0,226,227,
-        5,38,0,0,227,229,3,30,15,0,228,226,1,0,0,0,229,232,1,0,0,0,230,228,
-        1,0,0,0,230,231,1,0,0,0,231,29,1,0,0,0,232,230,1,0,0,0,233,238,3,
-        32,16,0,234,235,7,4,0,0,235,237,3,32,16,0,236,234,1,0,0,0,237,240,
-        1,0,0,0,238,236,1,0,0,0,238,239,1,0,0,0,239,31,1,0,0,0,240,238,1,
-        0,0,0,241,242,5,37,0,0,242,245,3,32,16,0,243,245,3,34,17,0,244,241,
-        1,0,0,0,244,243,1,0,0,0,245,33,1,0,0,0,246,249,3,36,18,0,247,248,
-        5,42,0,0,248,250,3,32,16,0,249,247,1,0,0,0,249,250,1,0,0,0,250,35,
-        1,0,0,0,251,256,3,38,19,0,252,253,5,11,0,0,253,254,3,16,8,0,254,
-        255,5,12,0,0,255,257,1,0,0,0,256,252,1,0,0,0,256,257,1,0,0,0,257,
-        258,1,0,0,0,258,260,5,5,0,0,259,261,3,40,20,0,260,259,1,0,0,0,260,
-        261,1,0,0,0,261,262,1,0,0,0,262,263,5,6,0,0,263,271,1,0,0,0,264,
-        265,5,53,0,0,265,266,5,11,0,0,266,267,3,16,8,0,267,268,5,12,0,0,
-        268,271,1,0,0,0,269,271,3,44,22,0,270,251,1,0,0,0,270,264,1,0,0,
-        0,270,269,1,0,0,0,271,37,1,0,0,0,272,273,7,5,0,0,273,39,1,0,0,0,
-        274,279,3,42,21,0,275,276,5,17,0,0,276,278,3,42,21,0,277,275,1,0,
-        0,0,278,281,1,0,0,0,279,277,1,0,0,0,279,280,1,0,0,0,280,283,1,0,
-        0,0,281,279,1,0,0,0,282,284,5,17,0,0,283,282,1,0,0,0,283,284,1,0,
-        0,0,284,41,1,0,0,0,285,286,5,53,0,0,286,288,5,14,0,0,287,285,1,0,
-        0,0,287,288,1,0,0,0,288,289,1,0,0,0,289,290,3,16,8,0,290,43,1,0,
-        0,0,291,298,5,51,0,0,292,298,5,53,0,0,293,294,5,5,0,0,294,295,3,
-        16,8,0,295,296,5,6,0,0,296,298,1,0,0,0,297,291,1,0,0,0,297,292,1,
-        0,0,0,297,293,1,0,0,0,298,45,1,0,0,0,299,300,7,6,0,0,300,47,1,0,
-        0,0,32,51,59,73,77,85,99,107,112,120,125,129,142,146,154,158,188,
-        195,203,209,215,222,230,238,244,249,256,260,270,279,283,287,297
+        7,20,2,21,7,21,2,22,7,22,2,23,7,23,2,24,7,24,1,0,5,0,52,8,0,10,0,
+        12,0,55,9,0,1,0,1,0,1,1,5,1,60,8,1,10,1,12,1,63,9,1,1,1,1,1,1,2,
+        1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,3,2,76,8,2,1,2,1,2,3,2,80,8,2,1,
+        2,1,2,1,2,1,2,1,2,1,2,3,2,88,8,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,1,2,
+        1,2,1,2,1,2,1,2,3,2,102,8,2,1,2,1,2,1,2,1,2,1,2,1,2,3,2,110,8,2,
+        1,2,1,2,1,2,3,2,115,8,2,1,2,1,2,1,2,1,2,1,2,1,2,3,2,123,8,2,1,2,
+        1,2,1,2,3,2,128,8,2,1,2,1,2,3,2,132,8,2,1,3,1,3,1,3,1,3,1,3,1,3,
+        1,4,1,4,1,4,5,4,143,8,4,10,4,12,4,146,9,4,1,4,3,4,149,8,4,1,5,1,
+        5,1,5,1,5,1,5,1,5,3,5,157,8,5,1,5,1,5,3,5,161,8,5,1,6,1,6,1,6,5,
+        6,166,8,6,10,6,12,6,169,9,6,1,7,1,7,1,7,3,7,174,8,7,1,7,3,7,177,
+        8,7,1,8,1,8,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,
+        1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,3,9,205,8,9,1,10,1,10,
+        1,10,5,10,210,8,10,10,10,12,10,213,9,10,1,11,1,11,1,11,5,11,218,
+        8,11,10,11,12,11,221,9,11,1,12,1,12,1,12,3,12,226,8,12,1,13,1,13,
+        1,13,1,13,3,13,232,8,13,1,14,1,14,1,14,5,14,237,8,14,10,14,12,14,
+        240,9,14,1,15,1,15,1,15,5,15,245,8,15,10,15,12,15,248,9,15,1,16,
+        1,16,1,16,5,16,253,8,16,10,16,12,16,256,9,16,1,17,1,17,1,17,3,17,
+        261,8,17,1,18,1,18,1,18,3,18,266,8,18,1,19,1,19,1,19,1,19,1,19,3,
+        19,273,8,19,1,19,1,19,3,19,277,8,19,1,19,1,19,1,19,1,19,1,19,1,19,
+        1,19,1,19,3,19,287,8,19,1,20,1,20,1,21,1,21,1,21,5,21,294,8,21,10,
+        21,12,21,297,9,21,1,21,3,21,300,8,21,1,22,1,22,3,22,304,8,22,1,22,
+        1,22,1,23,1,23,1,23,1,23,1,23,1,23,3,23,314,8,23,1,24,1,24,1,24,
+        0,0,25,0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,
+        42,44,46,48,0,8,1,0,18,19,2,0,3,3,53,53,1,0,22,27,1,0,33,35,2,0,
+        21,21,40,40,2,0,18,19,42,42,2,0,34,35,53,53,1,0,43,50,337,0,53,1,
+        0,0,0,2,61,1,0,0,0,4,131,1,0,0,0,6,133,1,0,0,0,8,139,1,0,0,0,10,
+        150,1,0,0,0,12,162,1,0,0,0,14,170,1,0,0,0,16,178,1,0,0,0,18,204,
+        1,0,0,0,20,206,1,0,0,0,22,214,1,0,0,0,24,225,1,0,0,0,26,227,1,0,
+        0,0,28,233,1,0,0,0,30,241,1,0,0,0,32,249,1,0,0,0,34,260,1,0,0,0,
+        36,262,1,0,0,0,38,286,1,0,0,0,40,288,1,0,0,0,42,290,1,0,0,0,44,303,
+        1,0,0,0,46,313,1,0,0,0,48,315,1,0,0,0,50,52,3,2,1,0,51,50,1,0,0,
+        0,52,55,1,0,0,0,53,51,1,0,0,0,53,54,1,0,0,0,54,56,1,0,0,0,55,53,
+        1,0,0,0,56,57,5,0,0,1,57,1,1,0,0,0,58,60,5,54,0,0,59,58,1,0,0,0,
+        60,63,1,0,0,0,61,59,1,0,0,0,61,62,1,0,0,0,62,64,1,0,0,0,63,61,1,
+        0,0,0,64,65,3,4,2,0,65,3,1,0,0,0,66,67,5,1,0,0,67,132,5,53,0,0,68,
+        69,5,2,0,0,69,132,5,52,0,0,70,71,5,3,0,0,71,132,5,53,0,0,72,73,5,
+        4,0,0,73,75,5,53,0,0,74,76,3,6,3,0,75,74,1,0,0,0,75,76,1,0,0,0,76,
+        77,1,0,0,0,77,79,5,5,0,0,78,80,3,8,4,0,79,78,1,0,0,0,79,80,1,0,0,
+        0,80,81,1,0,0,0,81,82,5,6,0,0,82,83,5,7,0,0,83,132,3,12,6,0,84,85,
+        5,8,0,0,85,87,5,53,0,0,86,88,3,6,3,0,87,86,1,0,0,0,87,88,1,0,0,0,
+        88,89,1,0,0,0,89,90,5,9,0,0,90,132,3,12,6,0,91,92,5,10,0,0,92,93,
+        5,53,0,0,93,94,5,11,0,0,94,95,5,53,0,0,95,96,5,12,0,0,96,97,5,5,
+        0,0,97,98,5,53,0,0,98,101,5,6,0,0,99,100,5,13,0,0,100,102,5,53,0,
+        0,101,99,1,0,0,0,101,102,1,0,0,0,102,103,1,0,0,0,103,104,5,14,0,
+        0,104,132,3,18,9,0,105,106,5,15,0,0,106,107,5,53,0,0,107,109,5,5,
+        0,0,108,110,3,8,4,0,109,108,1,0,0,0,109,110,1,0,0,0,110,111,1,0,
+        0,0,111,114,5,6,0,0,112,113,5,7,0,0,113,115,3,12,6,0,114,112,1,0,
+        0,0,114,115,1,0,0,0,115,116,1,0,0,0,116,117,5,14,0,0,117,132,3,18,
+        9,0,118,119,5,16,0,0,119,120,5,53,0,0,120,122,5,5,0,0,121,123,3,
+        8,4,0,122,121,1,0,0,0,122,123,1,0,0,0,123,124,1,0,0,0,124,127,5,
+        6,0,0,125,126,5,7,0,0,126,128,3,12,6,0,127,125,1,0,0,0,127,128,1,
+        0,0,0,128,129,1,0,0,0,129,130,5,14,0,0,130,132,3,18,9,0,131,66,1,
+        0,0,0,131,68,1,0,0,0,131,70,1,0,0,0,131,72,1,0,0,0,131,84,1,0,0,
+        0,131,91,1,0,0,0,131,105,1,0,0,0,131,118,1,0,0,0,132,5,1,0,0,0,133,
+        134,5,11,0,0,134,135,5,53,0,0,135,136,5,9,0,0,136,137,3,12,6,0,137,
+        138,5,12,0,0,138,7,1,0,0,0,139,144,3,10,5,0,140,141,5,17,0,0,141,
+        143,3,10,5,0,142,140,1,0,0,0,143,146,1,0,0,0,144,142,1,0,0,0,144,
+        145,1,0,0,0,145,148,1,0,0,0,146,144,1,0,0,0,147,149,5,17,0,0,148,
+        147,1,0,0,0,148,149,1,0,0,0,149,9,1,0,0,0,150,151,5,53,0,0,151,152,
+        5,9,0,0,152,156,3,12,6,0,153,154,3,16,8,0,154,155,3,28,14,0,155,
+        157,1,0,0,0,156,153,1,0,0,0,156,157,1,0,0,0,157,160,1,0,0,0,158,
+        159,5,14,0,0,159,161,3,18,9,0,160,158,1,0,0,0,160,161,1,0,0,0,161,
+        11,1,0,0,0,162,167,3,14,7,0,163,164,7,0,0,0,164,166,3,14,7,0,165,
+        163,1,0,0,0,166,169,1,0,0,0,167,165,1,0,0,0,167,168,1,0,0,0,168,
+        13,1,0,0,0,169,167,1,0,0,0,170,176,7,1,0,0,171,173,5,20,0,0,172,
+        174,5,21,0,0,173,172,1,0,0,0,173,174,1,0,0,0,174,175,1,0,0,0,175,
+        177,5,51,0,0,176,171,1,0,0,0,176,177,1,0,0,0,177,15,1,0,0,0,178,
+        179,7,2,0,0,179,17,1,0,0,0,180,181,5,28,0,0,181,182,5,53,0,0,182,
+        183,5,14,0,0,183,184,3,18,9,0,184,185,5,29,0,0,185,186,3,18,9,0,
+        186,205,1,0,0,0,187,188,5,30,0,0,188,189,3,18,9,0,189,190,5,31,0,
+        0,190,191,3,18,9,0,191,192,5,32,0,0,192,193,3,18,9,0,193,205,1,0,
+        0,0,194,195,7,3,0,0,195,196,5,53,0,0,196,197,5,29,0,0,197,198,3,
+        18,9,0,198,199,5,36,0,0,199,200,3,18,9,0,200,201,5,9,0,0,201,202,
+        3,18,9,0,202,205,1,0,0,0,203,205,3,20,10,0,204,180,1,0,0,0,204,187,
+        1,0,0,0,204,194,1,0,0,0,204,203,1,0,0,0,205,19,1,0,0,0,206,211,3,
+        22,11,0,207,208,5,37,0,0,208,210,3,22,11,0,209,207,1,0,0,0,210,213,
+        1,0,0,0,211,209,1,0,0,0,211,212,1,0,0,0,212,21,1,0,0,0,213,211,1,
+        0,0,0,214,219,3,24,12,0,215,216,5,38,0,0,216,218,3,24,12,0,217,215,
+        1,0,0,0,218,221,1,0,0,0,219,217,1,0,0,0,219,220,1,0,0,0,220,23,1,
+        0,0,0,221,219,1,0,0,0,222,223,5,39,0,0,223,226,3,24,12,0,224,226,
+        3,26,13,0,225,222,1,0,0,0,225,224,1,0,0,0,226,25,1,0,0,0,227,231,
+        3,28,14,0,228,229,3,16,8,0,229,230,3,28,14,0,230,232,1,0,0,0,231,
+        228,1,0,0,0,231,232,1,0,0,0,232,27,1,0,0,0,233,238,3,30,15,0,234,
+        235,7,4,0,0,235,237,3,30,15,0,236,234,1,0,0,0,237,240,1,0,0,0,238,
+        236,1,0,0,0,238,239,1,0,0,0,239,29,1,0,0,0,240,238,1,0,0,0,241,246,
+        3,32,16,0,242,243,5,41,0,0,243,245,3,32,16,0,244,242,1,0,0,0,245,
+        248,1,0,0,0,246,244,1,0,0,0,246,247,1,0,0,0,247,31,1,0,0,0,248,246,
+        1,0,0,0,249,254,3,34,17,0,250,251,7,5,0,0,251,253,3,34,17,0,252,
+        250,1,0,0,0,253,256,1,0,0,0,254,252,1,0,0,0,254,255,1,0,0,0,255,
+        33,1,0,0,0,256,254,1,0,0,0,257,258,5,21,0,0,258,261,3,34,17,0,259,
+        261,3,36,18,0,260,257,1,0,0,0,260,259,1,0,0,0,261,35,1,0,0,0,262,
+        265,3,38,19,0,263,264,5,20,0,0,264,266,3,34,17,0,265,263,1,0,0,0,
+        265,266,1,0,0,0,266,37,1,0,0,0,267,272,3,40,20,0,268,269,5,11,0,
+        0,269,270,3,18,9,0,270,271,5,12,0,0,271,273,1,0,0,0,272,268,1,0,
+        0,0,272,273,1,0,0,0,273,274,1,0,0,0,274,276,5,5,0,0,275,277,3,42,
+        21,0,276,275,1,0,0,0,276,277,1,0,0,0,277,278,1,0,0,0,278,279,5,6,
+        0,0,279,287,1,0,0,0,280,281,5,53,0,0,281,282,5,11,0,0,282,283,3,
+        18,9,0,283,284,5,12,0,0,284,287,1,0,0,0,285,287,3,46,23,0,286,267,
+        1,0,0,0,286,280,1,0,0,0,286,285,1,0,0,0,287,39,1,0,0,0,288,289,7,
+        6,0,0,289,41,1,0,0,0,290,295,3,44,22,0,291,292,5,17,0,0,292,294,
+        3,44,22,0,293,291,1,0,0,0,294,297,1,0,0,0,295,293,1,0,0,0,295,296,
+        1,0,0,0,296,299,1,0,0,0,297,295,1,0,0,0,298,300,5,17,0,0,299,298,
+        1,0,0,0,299,300,1,0,0,0,300,43,1,0,0,0,301,302,5,53,0,0,302,304,
+        5,14,0,0,303,301,1,0,0,0,303,304,1,0,0,0,304,305,1,0,0,0,305,306,
+        3,18,9,0,306,45,1,0,0,0,307,314,5,51,0,0,308,314,5,53,0,0,309,310,
+        5,5,0,0,310,311,3,18,9,0,311,312,5,6,0,0,312,314,1,0,0,0,313,307,
+        1,0,0,0,313,308,1,0,0,0,313,309,1,0,0,0,314,47,1,0,0,0,315,316,7,
+        7,0,0,316,49,1,0,0,0,35,53,61,75,79,87,101,109,114,122,127,131,144,
+        148,156,160,167,173,176,204,211,219,225,231,238,246,254,260,265,
+        272,276,286,295,299,303,313
     ]
 
 class TlopParser ( Parser ):
@@ -132,10 +139,10 @@ class TlopParser ( Parser ):
     literalNames = [ "<INVALID>", "'model'", "'import'", "'channel'", "'table'", 
                      "'('", "')'", "'->'", "'param'", "':'", "'transmission'", 
                      "'['", "']'", "'via'", "'='", "'def'", "'algorithm'", 
-                     "','", "'<'", "'<='", "'>'", "'>='", "'=='", "'!='", 
-                     "'let'", "'in'", "'if'", "'then'", "'else'", "'sum'", 
-                     "'max'", "'min'", "'..'", "'or'", "'and'", "'not'", 
-                     "'+'", "'-'", "'||'", "'*'", "'/'", "'%'", "'^'", "'stages'", 
+                     "','", "'*'", "'/'", "'^'", "'-'", "'<'", "'<='", "'>'", 
+                     "'>='", "'=='", "'!='", "'let'", "'in'", "'if'", "'then'", 
+                     "'else'", "'sum'", "'max'", "'min'", "'..'", "'or'", 
+                     "'and'", "'not'", "'+'", "'||'", "'%'", "'stages'", 
                      "'stage'", "'par'", "'seq'", "'send'", "'config'", 
                      "'over'", "'where'" ]
 
@@ -161,29 +168,30 @@ class TlopParser ( Parser ):
     RULE_paramList = 4
     RULE_param = 5
     RULE_typeRef = 6
-    RULE_compareOp = 7
-    RULE_expr = 8
-    RULE_orExpr = 9
-    RULE_andExpr = 10
-    RULE_notExpr = 11
-    RULE_comparison = 12
-    RULE_additive = 13
-    RULE_concurrent = 14
-    RULE_multiplicative = 15
-    RULE_unary = 16
-    RULE_power = 17
-    RULE_postfix = 18
-    RULE_callName = 19
-    RULE_argList = 20
-    RULE_arg = 21
-    RULE_atom = 22
-    RULE_reserved = 23
+    RULE_typeFactor = 7
+    RULE_compareOp = 8
+    RULE_expr = 9
+    RULE_orExpr = 10
+    RULE_andExpr = 11
+    RULE_notExpr = 12
+    RULE_comparison = 13
+    RULE_additive = 14
+    RULE_concurrent = 15
+    RULE_multiplicative = 16
+    RULE_unary = 17
+    RULE_power = 18
+    RULE_postfix = 19
+    RULE_callName = 20
+    RULE_argList = 21
+    RULE_arg = 22
+    RULE_atom = 23
+    RULE_reserved = 24
 
     ruleNames =  [ "program", "decl", "declBody", "channelParam", "paramList", 
-                   "param", "typeRef", "compareOp", "expr", "orExpr", "andExpr", 
-                   "notExpr", "comparison", "additive", "concurrent", "multiplicative", 
-                   "unary", "power", "postfix", "callName", "argList", "arg", 
-                   "atom", "reserved" ]
+                   "param", "typeRef", "typeFactor", "compareOp", "expr", 
+                   "orExpr", "andExpr", "notExpr", "comparison", "additive", 
+                   "concurrent", "multiplicative", "unary", "power", "postfix", 
+                   "callName", "argList", "arg", "atom", "reserved" ]
 
     EOF = Token.EOF
     T__0=1
@@ -289,17 +297,17 @@ class TlopParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 51
+            self.state = 53
             self._errHandler.sync(self)
             _la = self._input.LA(1)
             while (((_la) & ~0x3f) == 0 and ((1 << _la) & 18014398509581598) != 0):
-                self.state = 48
+                self.state = 50
                 self.decl()
-                self.state = 53
+                self.state = 55
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
-            self.state = 54
+            self.state = 56
             self.match(TlopParser.EOF)
         except RecognitionException as re:
             localctx.exception = re
@@ -349,18 +357,18 @@ class TlopParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 59
+            self.state = 61
             self._errHandler.sync(self)
             _la = self._input.LA(1)
             while _la==54:
-                self.state = 56
+                self.state = 58
                 localctx._DOC_COMMENT = self.match(TlopParser.DOC_COMMENT)
                 localctx.docs.append(localctx._DOC_COMMENT)
-                self.state = 61
+                self.state = 63
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
-            self.state = 62
+            self.state = 64
             localctx.body = self.declBody()
         except RecognitionException as re:
             localctx.exception = re
@@ -580,185 +588,185 @@ class TlopParser ( Parser ):
         self.enterRule(localctx, 4, self.RULE_declBody)
         self._la = 0 # Token type
         try:
-            self.state = 129
+            self.state = 131
             self._errHandler.sync(self)
             token = self._input.LA(1)
             if token in [1]:
                 localctx = TlopParser.ModelDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 64
+                self.state = 66
                 self.match(TlopParser.T__0)
-                self.state = 65
+                self.state = 67
                 localctx.name = self.match(TlopParser.ID)
                 pass
             elif token in [2]:
                 localctx = TlopParser.ImportDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 66
+                self.state = 68
                 self.match(TlopParser.T__1)
-                self.state = 67
+                self.state = 69
                 localctx.path = self.match(TlopParser.STRING)
                 pass
             elif token in [3]:
                 localctx = TlopParser.ChannelDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 3)
-                self.state = 68
+                self.state = 70
                 self.match(TlopParser.T__2)
-                self.state = 69
+                self.state = 71
                 localctx.name = self.match(TlopParser.ID)
                 pass
             elif token in [4]:
                 localctx = TlopParser.TableDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 4)
-                self.state = 70
+                self.state = 72
                 self.match(TlopParser.T__3)
-                self.state = 71
-                localctx.name = self.match(TlopParser.ID)
                 self.state = 73
+                localctx.name = self.match(TlopParser.ID)
+                self.state = 75
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==11:
-                    self.state = 72
+                    self.state = 74
                     self.channelParam()
 
 
-                self.state = 75
-                self.match(TlopParser.T__4)
                 self.state = 77
+                self.match(TlopParser.T__4)
+                self.state = 79
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==53:
-                    self.state = 76
+                    self.state = 78
                     self.paramList()
 
 
-                self.state = 79
-                self.match(TlopParser.T__5)
-                self.state = 80
-                self.match(TlopParser.T__6)
                 self.state = 81
+                self.match(TlopParser.T__5)
+                self.state = 82
+                self.match(TlopParser.T__6)
+                self.state = 83
                 localctx.result = self.typeRef()
                 pass
             elif token in [8]:
                 localctx = TlopParser.ParamDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 5)
-                self.state = 82
+                self.state = 84
                 self.match(TlopParser.T__7)
-                self.state = 83
-                localctx.name = self.match(TlopParser.ID)
                 self.state = 85
+                localctx.name = self.match(TlopParser.ID)
+                self.state = 87
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==11:
-                    self.state = 84
+                    self.state = 86
                     self.channelParam()
 
 
-                self.state = 87
+                self.state = 89
                 self.match(TlopParser.T__8)
-                self.state = 88
+                self.state = 90
                 localctx.type_ = self.typeRef()
                 pass
             elif token in [10]:
                 localctx = TlopParser.TransmissionDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 6)
-                self.state = 89
-                self.match(TlopParser.T__9)
-                self.state = 90
-                localctx.name = self.match(TlopParser.ID)
                 self.state = 91
-                self.match(TlopParser.T__10)
+                self.match(TlopParser.T__9)
                 self.state = 92
-                localctx.channel = self.match(TlopParser.ID)
+                localctx.name = self.match(TlopParser.ID)
                 self.state = 93
-                self.match(TlopParser.T__11)
+                self.match(TlopParser.T__10)
                 self.state = 94
-                self.match(TlopParser.T__4)
+                localctx.channel = self.match(TlopParser.ID)
                 self.state = 95
-                localctx.size = self.match(TlopParser.ID)
+                self.match(TlopParser.T__11)
                 self.state = 96
+                self.match(TlopParser.T__4)
+                self.state = 97
+                localctx.size = self.match(TlopParser.ID)
+                self.state = 98
                 self.match(TlopParser.T__5)
-                self.state = 99
+                self.state = 101
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==13:
-                    self.state = 97
+                    self.state = 99
                     self.match(TlopParser.T__12)
-                    self.state = 98
+                    self.state = 100
                     localctx.via = self.match(TlopParser.ID)
 
 
-                self.state = 101
+                self.state = 103
                 self.match(TlopParser.T__13)
-                self.state = 102
+                self.state = 104
                 localctx.body = self.expr()
                 pass
             elif token in [15]:
                 localctx = TlopParser.DefDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 7)
-                self.state = 103
-                self.match(TlopParser.T__14)
-                self.state = 104
-                localctx.name = self.match(TlopParser.ID)
                 self.state = 105
-                self.match(TlopParser.T__4)
+                self.match(TlopParser.T__14)
+                self.state = 106
+                localctx.name = self.match(TlopParser.ID)
                 self.state = 107
+                self.match(TlopParser.T__4)
+                self.state = 109
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==53:
-                    self.state = 106
+                    self.state = 108
                     self.paramList()
 
 
-                self.state = 109
+                self.state = 111
                 self.match(TlopParser.T__5)
-                self.state = 112
+                self.state = 114
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==7:
-                    self.state = 110
+                    self.state = 112
                     self.match(TlopParser.T__6)
-                    self.state = 111
+                    self.state = 113
                     localctx.result = self.typeRef()
 
 
-                self.state = 114
+                self.state = 116
                 self.match(TlopParser.T__13)
-                self.state = 115
+                self.state = 117
                 localctx.body = self.expr()
                 pass
             elif token in [16]:
                 localctx = TlopParser.AlgorithmDeclContext(self, localctx)
                 self.enterOuterAlt(localctx, 8)
-                self.state = 116
-                self.match(TlopParser.T__15)
-                self.state = 117
-                localctx.name = self.match(TlopParser.ID)
                 self.state = 118
-                self.match(TlopParser.T__4)
+                self.match(TlopParser.T__15)
+                self.state = 119
+                localctx.name = self.match(TlopParser.ID)
                 self.state = 120
+                self.match(TlopParser.T__4)
+                self.state = 122
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==53:
-                    self.state = 119
+                    self.state = 121
                     self.paramList()
 
 
-                self.state = 122
+                self.state = 124
                 self.match(TlopParser.T__5)
-                self.state = 125
+                self.state = 127
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==7:
-                    self.state = 123
+                    self.state = 125
                     self.match(TlopParser.T__6)
-                    self.state = 124
+                    self.state = 126
                     localctx.result = self.typeRef()
 
 
-                self.state = 127
+                self.state = 129
                 self.match(TlopParser.T__13)
-                self.state = 128
+                self.state = 130
                 localctx.body = self.expr()
                 pass
             else:
@@ -807,15 +815,15 @@ class TlopParser ( Parser ):
         self.enterRule(localctx, 6, self.RULE_channelParam)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 131
-            self.match(TlopParser.T__10)
-            self.state = 132
-            localctx.name = self.match(TlopParser.ID)
             self.state = 133
-            self.match(TlopParser.T__8)
+            self.match(TlopParser.T__10)
             self.state = 134
-            localctx.type_ = self.typeRef()
+            localctx.name = self.match(TlopParser.ID)
             self.state = 135
+            self.match(TlopParser.T__8)
+            self.state = 136
+            localctx.type_ = self.typeRef()
+            self.state = 137
             self.match(TlopParser.T__11)
         except RecognitionException as re:
             localctx.exception = re
@@ -859,26 +867,26 @@ class TlopParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 137
+            self.state = 139
             self.param()
-            self.state = 142
+            self.state = 144
             self._errHandler.sync(self)
             _alt = self._interp.adaptivePredict(self._input,11,self._ctx)
             while _alt!=2 and _alt!=ATN.INVALID_ALT_NUMBER:
                 if _alt==1:
-                    self.state = 138
+                    self.state = 140
                     self.match(TlopParser.T__16)
-                    self.state = 139
+                    self.state = 141
                     self.param() 
-                self.state = 144
+                self.state = 146
                 self._errHandler.sync(self)
                 _alt = self._interp.adaptivePredict(self._input,11,self._ctx)
 
-            self.state = 146
+            self.state = 148
             self._errHandler.sync(self)
             _la = self._input.LA(1)
             if _la==17:
-                self.state = 145
+                self.state = 147
                 self.match(TlopParser.T__16)
 
 
@@ -941,29 +949,29 @@ class TlopParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 148
-            localctx.name = self.match(TlopParser.ID)
-            self.state = 149
-            self.match(TlopParser.T__8)
             self.state = 150
+            localctx.name = self.match(TlopParser.ID)
+            self.state = 151
+            self.match(TlopParser.T__8)
+            self.state = 152
             localctx.type_ = self.typeRef()
-            self.state = 154
+            self.state = 156
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 16515072) != 0):
-                self.state = 151
+            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 264241152) != 0):
+                self.state = 153
                 localctx.op = self.compareOp()
-                self.state = 152
+                self.state = 154
                 localctx.bound = self.additive()
 
 
-            self.state = 158
+            self.state = 160
             self._errHandler.sync(self)
             _la = self._input.LA(1)
             if _la==14:
-                self.state = 156
+                self.state = 158
                 self.match(TlopParser.T__13)
-                self.state = 157
+                self.state = 159
                 localctx.default = self.expr()
 
 
@@ -982,10 +990,19 @@ class TlopParser ( Parser ):
         def __init__(self, parser, parent:ParserRuleContext=None, invokingState:int=-1):
             super().__init__(parent, invokingState)
             self.parser = parser
-            self.name = None # Token
+            self._typeFactor = None # TypeFactorContext
+            self.factors = list() # of TypeFactorContexts
+            self.s18 = None # Token
+            self.ops = list() # of Tokens
+            self.s19 = None # Token
+            self._tset334 = None # Token
 
-        def ID(self):
-            return self.getToken(TlopParser.ID, 0)
+        def typeFactor(self, i:int=None):
+            if i is None:
+                return self.getTypedRuleContexts(TlopParser.TypeFactorContext)
+            else:
+                return self.getTypedRuleContext(TlopParser.TypeFactorContext,i)
+
 
         def getRuleIndex(self):
             return TlopParser.RULE_typeRef
@@ -1006,7 +1023,74 @@ class TlopParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 160
+            self.state = 162
+            localctx._typeFactor = self.typeFactor()
+            localctx.factors.append(localctx._typeFactor)
+            self.state = 167
+            self._errHandler.sync(self)
+            _la = self._input.LA(1)
+            while _la==18 or _la==19:
+                self.state = 163
+                localctx._tset334 = self._input.LT(1)
+                _la = self._input.LA(1)
+                if not(_la==18 or _la==19):
+                    localctx._tset334 = self._errHandler.recoverInline(self)
+                else:
+                    self._errHandler.reportMatch(self)
+                    self.consume()
+                localctx.ops.append(localctx._tset334)
+                self.state = 164
+                localctx._typeFactor = self.typeFactor()
+                localctx.factors.append(localctx._typeFactor)
+                self.state = 169
+                self._errHandler.sync(self)
+                _la = self._input.LA(1)
+
+        except RecognitionException as re:
+            localctx.exception = re
+            self._errHandler.reportError(self, re)
+            self._errHandler.recover(self, re)
+        finally:
+            self.exitRule()
+        return localctx
+
+
+    class TypeFactorContext(ParserRuleContext):
+        __slots__ = 'parser'
+
+        def __init__(self, parser, parent:ParserRuleContext=None, invokingState:int=-1):
+            super().__init__(parent, invokingState)
+            self.parser = parser
+            self.name = None # Token
+            self.neg = None # Token
+            self.exponent = None # Token
+
+        def ID(self):
+            return self.getToken(TlopParser.ID, 0)
+
+        def NUMBER(self):
+            return self.getToken(TlopParser.NUMBER, 0)
+
+        def getRuleIndex(self):
+            return TlopParser.RULE_typeFactor
+
+        def accept(self, visitor:ParseTreeVisitor):
+            if hasattr( visitor, "visitTypeFactor" ):
+                return visitor.visitTypeFactor(self)
+            else:
+                return visitor.visitChildren(self)
+
+
+
+
+    def typeFactor(self):
+
+        localctx = TlopParser.TypeFactorContext(self, self._ctx, self.state)
+        self.enterRule(localctx, 14, self.RULE_typeFactor)
+        self._la = 0 # Token type
+        try:
+            self.enterOuterAlt(localctx, 1)
+            self.state = 170
             localctx.name = self._input.LT(1)
             _la = self._input.LA(1)
             if not(_la==3 or _la==53):
@@ -1014,6 +1098,24 @@ class TlopParser ( Parser ):
             else:
                 self._errHandler.reportMatch(self)
                 self.consume()
+            self.state = 176
+            self._errHandler.sync(self)
+            _la = self._input.LA(1)
+            if _la==20:
+                self.state = 171
+                self.match(TlopParser.T__19)
+                self.state = 173
+                self._errHandler.sync(self)
+                _la = self._input.LA(1)
+                if _la==21:
+                    self.state = 172
+                    localctx.neg = self.match(TlopParser.T__20)
+
+
+                self.state = 175
+                localctx.exponent = self.match(TlopParser.NUMBER)
+
+
         except RecognitionException as re:
             localctx.exception = re
             self._errHandler.reportError(self, re)
@@ -1046,13 +1148,13 @@ class TlopParser ( Parser ):
     def compareOp(self):
 
         localctx = TlopParser.CompareOpContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 14, self.RULE_compareOp)
+        self.enterRule(localctx, 16, self.RULE_compareOp)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 162
+            self.state = 178
             _la = self._input.LA(1)
-            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 16515072) != 0)):
+            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 264241152) != 0)):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)
@@ -1179,77 +1281,77 @@ class TlopParser ( Parser ):
     def expr(self):
 
         localctx = TlopParser.ExprContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 16, self.RULE_expr)
+        self.enterRule(localctx, 18, self.RULE_expr)
         self._la = 0 # Token type
         try:
-            self.state = 188
+            self.state = 204
             self._errHandler.sync(self)
-            la_ = self._interp.adaptivePredict(self._input,15,self._ctx)
+            la_ = self._interp.adaptivePredict(self._input,18,self._ctx)
             if la_ == 1:
                 localctx = TlopParser.LetExprContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 164
-                self.match(TlopParser.T__23)
-                self.state = 165
+                self.state = 180
+                self.match(TlopParser.T__27)
+                self.state = 181
                 localctx.name = self.match(TlopParser.ID)
-                self.state = 166
+                self.state = 182
                 self.match(TlopParser.T__13)
-                self.state = 167
+                self.state = 183
                 localctx.value = self.expr()
-                self.state = 168
-                self.match(TlopParser.T__24)
-                self.state = 169
+                self.state = 184
+                self.match(TlopParser.T__28)
+                self.state = 185
                 localctx.body = self.expr()
                 pass
 
             elif la_ == 2:
                 localctx = TlopParser.IfExprContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 171
-                self.match(TlopParser.T__25)
-                self.state = 172
+                self.state = 187
+                self.match(TlopParser.T__29)
+                self.state = 188
                 localctx.test = self.expr()
-                self.state = 173
-                self.match(TlopParser.T__26)
-                self.state = 174
+                self.state = 189
+                self.match(TlopParser.T__30)
+                self.state = 190
                 localctx.then = self.expr()
-                self.state = 175
-                self.match(TlopParser.T__27)
-                self.state = 176
+                self.state = 191
+                self.match(TlopParser.T__31)
+                self.state = 192
                 localctx.otherwise = self.expr()
                 pass
 
             elif la_ == 3:
                 localctx = TlopParser.ReduceExprContext(self, localctx)
                 self.enterOuterAlt(localctx, 3)
-                self.state = 178
+                self.state = 194
                 localctx.kind = self._input.LT(1)
                 _la = self._input.LA(1)
-                if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 3758096384) != 0)):
+                if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 60129542144) != 0)):
                     localctx.kind = self._errHandler.recoverInline(self)
                 else:
                     self._errHandler.reportMatch(self)
                     self.consume()
-                self.state = 179
+                self.state = 195
                 localctx.var = self.match(TlopParser.ID)
-                self.state = 180
-                self.match(TlopParser.T__24)
-                self.state = 181
+                self.state = 196
+                self.match(TlopParser.T__28)
+                self.state = 197
                 localctx.lo = self.expr()
-                self.state = 182
-                self.match(TlopParser.T__31)
-                self.state = 183
+                self.state = 198
+                self.match(TlopParser.T__35)
+                self.state = 199
                 localctx.hi = self.expr()
-                self.state = 184
+                self.state = 200
                 self.match(TlopParser.T__8)
-                self.state = 185
+                self.state = 201
                 localctx.body = self.expr()
                 pass
 
             elif la_ == 4:
                 localctx = TlopParser.PlainExprContext(self, localctx)
                 self.enterOuterAlt(localctx, 4)
-                self.state = 187
+                self.state = 203
                 self.orExpr()
                 pass
 
@@ -1292,21 +1394,21 @@ class TlopParser ( Parser ):
     def orExpr(self):
 
         localctx = TlopParser.OrExprContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 18, self.RULE_orExpr)
+        self.enterRule(localctx, 20, self.RULE_orExpr)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 190
+            self.state = 206
             self.andExpr()
-            self.state = 195
+            self.state = 211
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==33:
-                self.state = 191
-                self.match(TlopParser.T__32)
-                self.state = 192
+            while _la==37:
+                self.state = 207
+                self.match(TlopParser.T__36)
+                self.state = 208
                 self.andExpr()
-                self.state = 197
+                self.state = 213
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1348,21 +1450,21 @@ class TlopParser ( Parser ):
     def andExpr(self):
 
         localctx = TlopParser.AndExprContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 20, self.RULE_andExpr)
+        self.enterRule(localctx, 22, self.RULE_andExpr)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 198
+            self.state = 214
             self.notExpr()
-            self.state = 203
+            self.state = 219
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==34:
-                self.state = 199
-                self.match(TlopParser.T__33)
-                self.state = 200
+            while _la==38:
+                self.state = 215
+                self.match(TlopParser.T__37)
+                self.state = 216
                 self.notExpr()
-                self.state = 205
+                self.state = 221
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1430,23 +1532,23 @@ class TlopParser ( Parser ):
     def notExpr(self):
 
         localctx = TlopParser.NotExprContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 22, self.RULE_notExpr)
+        self.enterRule(localctx, 24, self.RULE_notExpr)
         try:
-            self.state = 209
+            self.state = 225
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [35]:
+            if token in [39]:
                 localctx = TlopParser.NotOpContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 206
-                self.match(TlopParser.T__34)
-                self.state = 207
+                self.state = 222
+                self.match(TlopParser.T__38)
+                self.state = 223
                 self.notExpr()
                 pass
-            elif token in [5, 30, 31, 37, 51, 53]:
+            elif token in [5, 21, 34, 35, 51, 53]:
                 localctx = TlopParser.NotPassContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 208
+                self.state = 224
                 self.comparison()
                 pass
             else:
@@ -1494,19 +1596,19 @@ class TlopParser ( Parser ):
     def comparison(self):
 
         localctx = TlopParser.ComparisonContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 24, self.RULE_comparison)
+        self.enterRule(localctx, 26, self.RULE_comparison)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 211
+            self.state = 227
             self.additive()
-            self.state = 215
+            self.state = 231
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 16515072) != 0):
-                self.state = 212
+            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 264241152) != 0):
+                self.state = 228
                 self.compareOp()
-                self.state = 213
+                self.state = 229
                 self.additive()
 
 
@@ -1525,10 +1627,10 @@ class TlopParser ( Parser ):
         def __init__(self, parser, parent:ParserRuleContext=None, invokingState:int=-1):
             super().__init__(parent, invokingState)
             self.parser = parser
-            self.s36 = None # Token
+            self.s40 = None # Token
             self.ops = list() # of Tokens
-            self.s37 = None # Token
-            self._tset547 = None # Token
+            self.s21 = None # Token
+            self._tset592 = None # Token
 
         def concurrent(self, i:int=None):
             if i is None:
@@ -1552,28 +1654,28 @@ class TlopParser ( Parser ):
     def additive(self):
 
         localctx = TlopParser.AdditiveContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 26, self.RULE_additive)
+        self.enterRule(localctx, 28, self.RULE_additive)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 217
+            self.state = 233
             self.concurrent()
-            self.state = 222
+            self.state = 238
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==36 or _la==37:
-                self.state = 218
-                localctx._tset547 = self._input.LT(1)
+            while _la==21 or _la==40:
+                self.state = 234
+                localctx._tset592 = self._input.LT(1)
                 _la = self._input.LA(1)
-                if not(_la==36 or _la==37):
-                    localctx._tset547 = self._errHandler.recoverInline(self)
+                if not(_la==21 or _la==40):
+                    localctx._tset592 = self._errHandler.recoverInline(self)
                 else:
                     self._errHandler.reportMatch(self)
                     self.consume()
-                localctx.ops.append(localctx._tset547)
-                self.state = 219
+                localctx.ops.append(localctx._tset592)
+                self.state = 235
                 self.concurrent()
-                self.state = 224
+                self.state = 240
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1615,21 +1717,21 @@ class TlopParser ( Parser ):
     def concurrent(self):
 
         localctx = TlopParser.ConcurrentContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 28, self.RULE_concurrent)
+        self.enterRule(localctx, 30, self.RULE_concurrent)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 225
+            self.state = 241
             self.multiplicative()
-            self.state = 230
+            self.state = 246
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==38:
-                self.state = 226
-                self.match(TlopParser.T__37)
-                self.state = 227
+            while _la==41:
+                self.state = 242
+                self.match(TlopParser.T__40)
+                self.state = 243
                 self.multiplicative()
-                self.state = 232
+                self.state = 248
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1648,11 +1750,11 @@ class TlopParser ( Parser ):
         def __init__(self, parser, parent:ParserRuleContext=None, invokingState:int=-1):
             super().__init__(parent, invokingState)
             self.parser = parser
-            self.s39 = None # Token
+            self.s18 = None # Token
             self.ops = list() # of Tokens
-            self.s40 = None # Token
-            self.s41 = None # Token
-            self._tset585 = None # Token
+            self.s19 = None # Token
+            self.s42 = None # Token
+            self._tset630 = None # Token
 
         def unary(self, i:int=None):
             if i is None:
@@ -1676,28 +1778,28 @@ class TlopParser ( Parser ):
     def multiplicative(self):
 
         localctx = TlopParser.MultiplicativeContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 30, self.RULE_multiplicative)
+        self.enterRule(localctx, 32, self.RULE_multiplicative)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 233
+            self.state = 249
             self.unary()
-            self.state = 238
+            self.state = 254
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while (((_la) & ~0x3f) == 0 and ((1 << _la) & 3848290697216) != 0):
-                self.state = 234
-                localctx._tset585 = self._input.LT(1)
+            while (((_la) & ~0x3f) == 0 and ((1 << _la) & 4398047297536) != 0):
+                self.state = 250
+                localctx._tset630 = self._input.LT(1)
                 _la = self._input.LA(1)
-                if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 3848290697216) != 0)):
-                    localctx._tset585 = self._errHandler.recoverInline(self)
+                if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 4398047297536) != 0)):
+                    localctx._tset630 = self._errHandler.recoverInline(self)
                 else:
                     self._errHandler.reportMatch(self)
                     self.consume()
-                localctx.ops.append(localctx._tset585)
-                self.state = 235
+                localctx.ops.append(localctx._tset630)
+                self.state = 251
                 self.unary()
-                self.state = 240
+                self.state = 256
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1765,23 +1867,23 @@ class TlopParser ( Parser ):
     def unary(self):
 
         localctx = TlopParser.UnaryContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 32, self.RULE_unary)
+        self.enterRule(localctx, 34, self.RULE_unary)
         try:
-            self.state = 244
+            self.state = 260
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [37]:
+            if token in [21]:
                 localctx = TlopParser.NegateContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 241
-                self.match(TlopParser.T__36)
-                self.state = 242
+                self.state = 257
+                self.match(TlopParser.T__20)
+                self.state = 258
                 self.unary()
                 pass
-            elif token in [5, 30, 31, 51, 53]:
+            elif token in [5, 34, 35, 51, 53]:
                 localctx = TlopParser.UnaryPassContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 243
+                self.state = 259
                 self.power()
                 pass
             else:
@@ -1828,19 +1930,19 @@ class TlopParser ( Parser ):
     def power(self):
 
         localctx = TlopParser.PowerContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 34, self.RULE_power)
+        self.enterRule(localctx, 36, self.RULE_power)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 246
+            self.state = 262
             localctx.base = self.postfix()
-            self.state = 249
+            self.state = 265
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if _la==42:
-                self.state = 247
-                self.match(TlopParser.T__41)
-                self.state = 248
+            if _la==20:
+                self.state = 263
+                self.match(TlopParser.T__19)
+                self.state = 264
                 localctx.exponent = self.unary()
 
 
@@ -1938,60 +2040,60 @@ class TlopParser ( Parser ):
     def postfix(self):
 
         localctx = TlopParser.PostfixContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 36, self.RULE_postfix)
+        self.enterRule(localctx, 38, self.RULE_postfix)
         self._la = 0 # Token type
         try:
-            self.state = 270
+            self.state = 286
             self._errHandler.sync(self)
-            la_ = self._interp.adaptivePredict(self._input,27,self._ctx)
+            la_ = self._interp.adaptivePredict(self._input,30,self._ctx)
             if la_ == 1:
                 localctx = TlopParser.CallContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 251
+                self.state = 267
                 localctx.callee = self.callName()
-                self.state = 256
+                self.state = 272
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
                 if _la==11:
-                    self.state = 252
+                    self.state = 268
                     self.match(TlopParser.T__10)
-                    self.state = 253
+                    self.state = 269
                     localctx.channel = self.expr()
-                    self.state = 254
+                    self.state = 270
                     self.match(TlopParser.T__11)
 
 
-                self.state = 258
+                self.state = 274
                 self.match(TlopParser.T__4)
-                self.state = 260
+                self.state = 276
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 11259174709100576) != 0):
-                    self.state = 259
+                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 11259610298056736) != 0):
+                    self.state = 275
                     localctx.args = self.argList()
 
 
-                self.state = 262
+                self.state = 278
                 self.match(TlopParser.T__5)
                 pass
 
             elif la_ == 2:
                 localctx = TlopParser.IndexedNameContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 264
+                self.state = 280
                 localctx.name = self.match(TlopParser.ID)
-                self.state = 265
+                self.state = 281
                 self.match(TlopParser.T__10)
-                self.state = 266
+                self.state = 282
                 localctx.channel = self.expr()
-                self.state = 267
+                self.state = 283
                 self.match(TlopParser.T__11)
                 pass
 
             elif la_ == 3:
                 localctx = TlopParser.AtomPassContext(self, localctx)
                 self.enterOuterAlt(localctx, 3)
-                self.state = 269
+                self.state = 285
                 self.atom()
                 pass
 
@@ -2030,13 +2132,13 @@ class TlopParser ( Parser ):
     def callName(self):
 
         localctx = TlopParser.CallNameContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 38, self.RULE_callName)
+        self.enterRule(localctx, 40, self.RULE_callName)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 272
+            self.state = 288
             _la = self._input.LA(1)
-            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 9007202475966464) != 0)):
+            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 9007250794348544) != 0)):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)
@@ -2079,30 +2181,30 @@ class TlopParser ( Parser ):
     def argList(self):
 
         localctx = TlopParser.ArgListContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 40, self.RULE_argList)
+        self.enterRule(localctx, 42, self.RULE_argList)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 274
+            self.state = 290
             self.arg()
-            self.state = 279
+            self.state = 295
             self._errHandler.sync(self)
-            _alt = self._interp.adaptivePredict(self._input,28,self._ctx)
+            _alt = self._interp.adaptivePredict(self._input,31,self._ctx)
             while _alt!=2 and _alt!=ATN.INVALID_ALT_NUMBER:
                 if _alt==1:
-                    self.state = 275
+                    self.state = 291
                     self.match(TlopParser.T__16)
-                    self.state = 276
+                    self.state = 292
                     self.arg() 
-                self.state = 281
+                self.state = 297
                 self._errHandler.sync(self)
-                _alt = self._interp.adaptivePredict(self._input,28,self._ctx)
+                _alt = self._interp.adaptivePredict(self._input,31,self._ctx)
 
-            self.state = 283
+            self.state = 299
             self._errHandler.sync(self)
             _la = self._input.LA(1)
             if _la==17:
-                self.state = 282
+                self.state = 298
                 self.match(TlopParser.T__16)
 
 
@@ -2146,20 +2248,20 @@ class TlopParser ( Parser ):
     def arg(self):
 
         localctx = TlopParser.ArgContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 42, self.RULE_arg)
+        self.enterRule(localctx, 44, self.RULE_arg)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 287
+            self.state = 303
             self._errHandler.sync(self)
-            la_ = self._interp.adaptivePredict(self._input,30,self._ctx)
+            la_ = self._interp.adaptivePredict(self._input,33,self._ctx)
             if la_ == 1:
-                self.state = 285
+                self.state = 301
                 localctx.name = self.match(TlopParser.ID)
-                self.state = 286
+                self.state = 302
                 self.match(TlopParser.T__13)
 
 
-            self.state = 289
+            self.state = 305
             localctx.value = self.expr()
         except RecognitionException as re:
             localctx.exception = re
@@ -2241,31 +2343,31 @@ class TlopParser ( Parser ):
     def atom(self):
 
         localctx = TlopParser.AtomContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 44, self.RULE_atom)
+        self.enterRule(localctx, 46, self.RULE_atom)
         try:
-            self.state = 297
+            self.state = 313
             self._errHandler.sync(self)
             token = self._input.LA(1)
             if token in [51]:
                 localctx = TlopParser.NumberContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 291
+                self.state = 307
                 self.match(TlopParser.NUMBER)
                 pass
             elif token in [53]:
                 localctx = TlopParser.NameContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 292
+                self.state = 308
                 self.match(TlopParser.ID)
                 pass
             elif token in [5]:
                 localctx = TlopParser.ParenContext(self, localctx)
                 self.enterOuterAlt(localctx, 3)
-                self.state = 293
+                self.state = 309
                 self.match(TlopParser.T__4)
-                self.state = 294
+                self.state = 310
                 localctx.inner = self.expr()
-                self.state = 295
+                self.state = 311
                 self.match(TlopParser.T__5)
                 pass
             else:
@@ -2303,11 +2405,11 @@ class TlopParser ( Parser ):
     def reserved(self):
 
         localctx = TlopParser.ReservedContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 46, self.RULE_reserved)
+        self.enterRule(localctx, 48, self.RULE_reserved)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 299
+            self.state = 315
             _la = self._input.LA(1)
             if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 2243003720663040) != 0)):
                 self._errHandler.recoverInline(self)

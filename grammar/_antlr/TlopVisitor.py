@@ -80,6 +80,11 @@ class TlopVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by TlopParser#typeFactor.
+    def visitTypeFactor(self, ctx:TlopParser.TypeFactorContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by TlopParser#compareOp.
     def visitCompareOp(self, ctx:TlopParser.CompareOpContext):
         return self.visitChildren(ctx)

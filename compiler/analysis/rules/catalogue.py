@@ -18,11 +18,14 @@ What it does not do: apply the rules (:mod:`tlop.analysis.simplify`) or prove th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tlop import ir
 from tlop.analysis.rules.computed import fold, let_inline, parcomp_lockstep
 from tlop.analysis.rules.core import Rule
 
-__all__ = ["RULES", "rules_by_name", "FAMILIES", "MODEL_FAMILIES", "SCHEMA_TABLES", "INSTANCE_PROGRAM"]
+__all__ = ["RULES", "rules_by_name", "FAMILIES", "MODEL_FAMILIES", "SCHEMA_TABLES", "INSTANCE_PROGRAM",
+           "ASSUMPTIONS", "Assumption", "assumptions_text", "table_assumptions"]
 
 N, V = ir.Num, ir.Var
 
@@ -250,3 +253,48 @@ MODEL_FAMILIES = ("linearity", "A1", "A2", "A3")
 
 def rules_by_name() -> dict:
     return {r.name: r for r in RULES}
+
+
+# ----------------------------------------------------------------------------- model assumptions
+
+@dataclass(frozen=True)
+class Assumption:
+    """A model assumption a rewrite or a proof may rest on.
+
+    ``semantic`` assumptions are how every tlop engine evaluates the IR (A2 and A3 *define* the
+    cost of ``‖``), so a result resting on them still equals the original cost on every
+    profile.  The others are axioms of the τ-Lop model about the measured tables, not theorems
+    about them: a result resting on one is equal only on tables that satisfy it (``tlop show
+    --verify --profile X`` checks a profile's tables)."""
+    name: str
+    short: str       # what ``show`` and ``prove`` print after the name
+    statement: str
+    semantic: bool = False
+
+
+ASSUMPTIONS = {a.name: a for a in (
+    Assumption("linearity", "L linear in m", "L(a·m, τ) = a·L(m, τ)"),
+    Assumption("A1", "T additive in m on one channel", "A ‖ T^c(m1) + A ‖ T^c(m2) = A ‖ T^c(m1 + m2)"),
+    Assumption("A2", "one channel shared by concurrent transmissions",
+               "n‖T(m1) + (n−1)‖T(m2 − m1) + … for sizes m1 ≤ … ≤ mn", semantic=True),
+    Assumption("A3", "different channels do not interfere", "T^c1(m1) ‖ T^c2(m2) = max{…}", semantic=True),
+    Assumption("nonneg", "tables and transmissions ≥ 0", "L(m, τ) ≥ 0, o(m) ≥ 0, T(m) ≥ 0"),
+    Assumption("monotone", "tables grow with τ, transmissions with their concurrency",
+               "L(m, τ) ≤ L(m, A·τ) ≤ A·L(m, τ) for A ≥ 1; A ‖ T(m) ≤ B ‖ T(m) for A ≤ B"),
+)}
+
+
+def table_assumptions(names) -> tuple:
+    """The assumptions among ``names`` that are about the tables (not the semantics of ``‖``),
+    in the order of :data:`ASSUMPTIONS`."""
+    names = set(names)
+    return tuple(n for n, a in ASSUMPTIONS.items() if n in names and not a.semantic)
+
+
+def assumptions_text(names) -> str:
+    """``assuming A1 (T additive in m on one channel)`` for the table assumptions among
+    ``names``, or ``no model assumption``."""
+    used = table_assumptions(names)
+    if not used:
+        return "no model assumption"
+    return "assuming " + ", ".join(f"{n} ({ASSUMPTIONS[n].short})" for n in used)

@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from tlop.runtime.cachedir import user_cache_dir
+
 __all__ = ["ObjectCache", "cache_dir", "default_cache"]
 
 _MAGIC = b"TLOPJIT1"
@@ -33,13 +35,9 @@ _HEADER = struct.Struct("<8sQ32s")  # magic, payload length, sha256(payload)
 
 
 def cache_dir() -> Optional[Path]:
-    """The cache directory, or None when caching is disabled (``TLOP_CACHE_DIR=off``)."""
-    env = os.environ.get("TLOP_CACHE_DIR")
-    if env is not None:
-        if env.strip().lower() in ("", "off", "none", "0"):
-            return None
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "tlop" / "jit"
+    """The cache directory, or None when caching is disabled (``TLOP_CACHE_DIR=off``); see
+    :func:`tlop.runtime.cachedir.user_cache_dir`."""
+    return user_cache_dir()
 
 
 class ObjectCache:

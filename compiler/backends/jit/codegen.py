@@ -4,15 +4,21 @@ What it does: translates an :class:`tlop.ir.Algorithm` body into an LLVM functio
 the cost of one parameter point with the semantics of :mod:`tlop.backends.interp`, operation for
 operation and in the same order, so results agree with the interpreter to the last few ulps:
 
-* arithmetic in IEEE double (no fast-math), ``%`` as numpy's floored remainder, comparisons
-  and logic as 1.0/0.0 with numpy's NaN behaviour, ``min``/``max`` as ``numpy.minimum`` /
-  ``numpy.maximum`` (NaN propagates), ``if`` as a branch (only the chosen side runs);
+* every operator and function as :mod:`tlop.ir.ops` defines it (the test suite checks each
+  one, edge cases included): arithmetic in IEEE double (no fast-math), ``^`` as ``pow``, ``%``
+  as the floored remainder, comparisons and logic as 1.0/0.0 with NaN true, ``min``/``max``
+  as :func:`tlop.ir.ops.minimum` / :func:`~tlop.ir.ops.maximum` (NaN propagates), ``if`` as a
+  branch (only the chosen side runs);
 * ``sum|max|min`` as loops over an integer counter (runtime bounds; empty ``sum`` is 0, empty
   ``max``/``min`` and non-finite bounds are evaluation errors);
 * ``Lookup`` through :func:`tlop.backends.jit.tables.emit_lookup` with the concurrency factor applied to
   the τ slot, ``Conc`` as a factor carried at code-generation time, ``Transmit`` expanded to
-  the decomposition the profile's channel kind selects, ``ParComp`` as lock-step phases with a
-  stable sort of each channel group's sizes (a bubble network of selects) and A2/A3.
+  the decomposition the profile's channel kind selects, ``ParComp`` through the shared τ-Lop
+  reduction :func:`tlop.ir.taulop.expand_parcomp` (channels and orders known at compile time
+  folded by :meth:`CodeGen.static`), generated like any other expression.
+
+It dispatches through :class:`tlop.ir.visitor.ExprFunctor` (a node class without a ``gen_``
+method is an error, never a silent fallback).
 
 Channel values are usually compile-time constants (channel parameters are specialised, see
 :mod:`tlop.backends.jit.evaluator`); a channel computed at run time becomes a ``switch`` over the
@@ -46,8 +52,11 @@ import numpy as np
 from llvmlite import ir
 
 from tlop import ir as tir
+from tlop.ir.constfold import const_value
+from tlop.ir.taulop import expand_parcomp
+from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
-from tlop.backends.interp import MAX_TERMS, Interpreter
+from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS, Interpreter
 
 from tlop.backends.jit.tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup
 
@@ -58,7 +67,6 @@ _NAN = ir.Constant(F64, float("nan"))
 _ZERO = ir.Constant(F64, 0.0)
 _ONE = ir.Constant(F64, 1.0)
 _PROFILE_NODES = (tir.Lookup, tir.Scalar, tir.Transmit, tir.ParComp, tir.Conc, tir.Xmit, tir.Reduce)
-_RANGE_LIMIT = float(2 ** 62)
 BATCH_CALL_ATTRS = ("alwaysinline",)
 #: reuse the m segment of a lookup for the next lookup of a table with the same m grid
 SHARE_M_SEGMENTS = True
@@ -68,7 +76,8 @@ _CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=="}
 
 
 def _closed_value(e: tir.Expr) -> float:
-    return float(Interpreter(tir.Program((), {}, {}, {}, {}), None).eval(e, {}))
+    v = const_value(e)
+    return v if v is not None else float(Interpreter(tir.Program((), {}, {}, {}, {}), None).eval(e, {}))
 
 
 class ParamInfo:
@@ -124,7 +133,7 @@ class _Env(dict):
     """Variable name -> LLVM value (an ``ir.Constant`` when known at compile time)."""
 
 
-class CodeGen:
+class CodeGen(ExprFunctor):
     """Generates the native functions of one algorithm under one :class:`ProfileLayout`.
 
     ``channel_args`` maps each channel parameter to the channel index this code is
@@ -344,6 +353,9 @@ class CodeGen:
             if not _is_const(v):
                 return None
             consts[name] = float(v.constant)
+        v = const_value(e, consts)
+        if v is not None:
+            return v
         try:
             with np.errstate(all="ignore"):
                 r = self._const_interp.eval(e, consts)
@@ -390,11 +402,9 @@ class CodeGen:
         return phi
 
     # ================================================================== expressions
-    def gen(self, e: tir.Expr, env: _Env, conc):
-        method = getattr(self, "gen_" + type(e).__name__, None)
-        if method is None:
-            raise TlopError(f"the JIT cannot compile IR node {type(e).__name__}", getattr(e, "span", None))
-        return method(e, env, conc)
+    visit_prefix = "gen_"
+    #: ``gen(e, env, conc)``: the LLVM value of ``e`` (dispatch by node class)
+    gen = ExprFunctor.visit
 
     def gen_Num(self, e, env, conc):
         return ir.Constant(F64, float(e.value))
@@ -523,15 +533,16 @@ class CodeGen:
         lo = self.gen(e.lo, env, conc)
         hi = self.gen(e.hi, env, conc)
         fabs = _intrinsic(self.module, "llvm.fabs")
-        lim = ir.Constant(F64, _RANGE_LIMIT)
-        ok = b.and_(b.fcmp_ordered("<", b.call(fabs, [lo]), lim), b.fcmp_ordered("<", b.call(fabs, [hi]), lim))
-        # the interpreter's engine limit: a range of more than MAX_TERMS terms is an error (not
-        # an uninterruptible native loop); the message is re-derived by the interpreter
+        # the interpreter's checks (tlop.backends.interp.check_reduce_bounds): finite bounds
+        # within ±2^53, at most MAX_TERMS terms, a non-empty range for max/min; the message
+        # is re-derived by the interpreter
+        lim = ir.Constant(F64, BOUND_LIMIT)
+        ok = b.and_(b.fcmp_ordered("<=", b.call(fabs, [lo]), lim), b.fcmp_ordered("<=", b.call(fabs, [hi]), lim))
         span = b.fsub(b.call(_intrinsic(self.module, "llvm.floor"), [hi]),
                       b.call(_intrinsic(self.module, "llvm.ceil"), [lo]))
         ok = b.and_(ok, b.fcmp_ordered("<", span, ir.Constant(F64, float(MAX_TERMS))))
         if e.kind != "sum":
-            ok = b.and_(ok, b.fcmp_unordered(">=", hi, lo))
+            ok = b.and_(ok, b.fcmp_ordered(">=", span, _ZERO))
         neutral = {"sum": _ZERO, "max": ir.Constant(F64, -math.inf), "min": ir.Constant(F64, math.inf)}[e.kind]
         pre = b.block
         loop_pre = b.append_basic_block(f"{e.kind}_pre")
@@ -717,123 +728,9 @@ class CodeGen:
         return self.fail()
 
     def gen_ParComp(self, e, env, conc):
-        b = self.b
-        nch = len(self.program.channels)
-        phases = max(len(op) for op in e.operands)
-        total = _ZERO
-        for k in range(phases):
-            items = []  # (name, static channel | None, channel value, count, size, span)
-            for op in e.operands:
-                if k >= len(op):
-                    continue
-                x = op[k]
-                s = self.static(x.channel, env)
-                if s is not None:
-                    c = self._channel_index(s)
-                    if c is None:
-                        self.fail()
-                        items.append((x.name, -1, None, _NAN, _NAN, x.span))
-                        continue
-                    chv = None
-                else:
-                    c = None
-                    chv = self.gen(x.channel, env, conc)
-                    valid = b.and_(
-                        b.fcmp_ordered("==", b.call(_intrinsic(self.module, "llvm.floor"), [chv]), chv),
-                        b.and_(b.fcmp_ordered(">=", chv, _ZERO), b.fcmp_ordered("<", chv, ir.Constant(F64, nch))))
-                    with b.if_then(b.not_(valid)):
-                        self.flag_error()
-                w = self.gen(x.count, env, conc)
-                sz = self.gen(x.size, env, conc)
-                items.append((x.name, c, chv, w, sz, x.span))
-            groups: dict = {}
-            for name, c, chv, w, sz, span in items:
-                if c == -1:
-                    continue
-                cands = [c] if c is not None else list(range(nch))
-                for cc in cands:
-                    mask = None if c is not None else b.fcmp_ordered("==", chv, ir.Constant(F64, cc))
-                    groups.setdefault((name, cc), []).append((w, sz, mask, span))
-            phase = None
-            has = None
-            for (name, c), members in groups.items():
-                cost = self._a2(name, c, members, conc)
-                masks = [m for _, _, m, _ in members]
-                present = None if any(m is None for m in masks) else _or_all(b, masks)
-                if phase is None:
-                    if present is None:
-                        phase, has = cost, None
-                    else:
-                        phase, has = b.select(present, cost, _NAN), present
-                    continue
-                from tlop.backends.jit.tables import _np_max
-                mx = _np_max(b, phase, cost)
-                if present is None and has is None:
-                    phase = mx
-                else:
-                    had = has if has is not None else ir.Constant(I1, 1)
-                    now = present if present is not None else ir.Constant(I1, 1)
-                    phase = b.select(now, b.select(had, mx, cost), phase)
-                    has = b.or_(had, now)
-            if phase is None:
-                phase = self.fail()
-            total = b.fadd(total, phase)
-        return total
-
-    def _a2(self, name: str, c: int, members: list, conc):
-        """A2 on one channel: stable sort by size (NaN last, absent members last), carried
-        multiplicities from the end, one transmission per positive increment."""
-        b = self.b
-        if self.layout.variant(name, c) is None:
-            return self.fail()
-        n = len(members)
-        sizes = [m[1] for m in members]
-        weights = [m[0] for m in members]
-        excl = [ir.Constant(I1, 0) if m[2] is None else b.not_(m[2]) for m in members]
-        span = members[0][3]
-        for top in range(n - 1, 0, -1):  # bubble network: adjacent, strict, hence stable
-            for j in range(top):
-                sa, sb = sizes[j], sizes[j + 1]
-                gt = b.or_(b.fcmp_ordered(">", sa, sb),
-                           b.and_(b.fcmp_unordered("uno", sa, sa), b.fcmp_ordered("ord", sb, sb)))
-                both_in = b.and_(b.not_(excl[j]), b.not_(excl[j + 1]))
-                swap = b.or_(b.and_(excl[j], b.not_(excl[j + 1])), b.and_(both_in, gt))
-                sizes[j], sizes[j + 1] = b.select(swap, sb, sa), b.select(swap, sa, sb)
-                weights[j], weights[j + 1] = (b.select(swap, weights[j + 1], weights[j]),
-                                              b.select(swap, weights[j], weights[j + 1]))
-                excl[j], excl[j + 1] = b.select(swap, excl[j + 1], excl[j]), b.select(swap, excl[j], excl[j + 1])
-        carried = [None] * n
-        acc = None
-        for j in range(n - 1, -1, -1):
-            w = b.select(excl[j], _ZERO, weights[j])
-            acc = w if acc is None else b.fadd(acc, w)
-            carried[j] = acc
-        cost = _ZERO
-        prev = _ZERO
-        for j in range(n):
-            d = b.fsub(sizes[j], prev)
-            prev = b.select(excl[j], prev, sizes[j])
-            go = b.and_(b.fcmp_ordered(">", d, _ZERO), b.not_(excl[j]))
-            cur = b.block
-            then_bb = b.append_basic_block("a2_term")
-            join = b.append_basic_block("a2_join")
-            b.cbranch(go, then_bb, join)
-            b.position_at_end(then_bb)
-            cj = carried[j] if conc is None else b.fmul(conc, carried[j])
-            t = self._transmit(name, c, d, cj, span)
-            added = b.fadd(cost, t)
-            end = b.block
-            b.branch(join)
-            b.position_at_end(join)
-            phi = b.phi(F64)
-            phi.add_incoming(cost, cur)
-            phi.add_incoming(added, end)
-            cost = phi
-        return cost
-
-
-def _or_all(b, masks):
-    out = masks[0]
-    for m in masks[1:]:
-        out = b.or_(out, m)
-    return out
+        """The shared τ-Lop reduction, with channel identities and size orders that are known
+        at compile time (specialised channel arguments, constants) folded away."""
+        def decide(cond):
+            v = self.static(cond, env)
+            return None if v is None else v != 0
+        return self.gen(expand_parcomp(e, decide).expr, env, conc)

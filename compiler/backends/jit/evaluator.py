@@ -6,7 +6,7 @@ llvmlite/LLVM versions, triple, CPU, the JIT's own source), and gets native code
 order, the process (an object is loaded into the engine once), the on-disk cache, or the code
 generator.  The resulting :class:`Evaluator`:
 
-* ``ev(P=16, m=1024)`` — a scalar call.  The class's ``tp_call`` (and ``__call__``) is the
+* ``ev(P=16, m=1024)`` — a scalar call.  The evaluator is a ``functools.partial`` of the
   native CPython wrapper of :mod:`tlop.backends.jit.pywrap`; anything that wrapper does not handle
   goes to :meth:`Evaluator._call_slow`, which binds arguments exactly like the interpreter
   path (:func:`tlop.backends.binding.bind_arguments`) and raises the same errors.
@@ -29,6 +29,7 @@ What it does not do: simplify the IR (pass a simplified program) or parse ``.tlo
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import math
 import os
@@ -41,14 +42,14 @@ from typing import Any, Optional
 import numpy as np
 
 from tlop import ir as tir
-from tlop.backends.binding import bind_arguments
+from tlop.backends.binding import bind_arguments, binder_for
 from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import Interpreter
 
 from tlop.backends.jit import cache as _cache
 from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, param_infos
 from tlop.backends.jit.engine import engine
-from tlop.backends.jit.pywrap import MAX_PARAMS, MAX_STATUS, NativeCall, install_tp_call, layout_supported, tp_call_supported
+from tlop.backends.jit.pywrap import NativeCall
 from tlop.backends.jit.tables import ProfileLayout
 
 __all__ = ["compile_algorithm", "Evaluator", "CompileStats"]
@@ -60,7 +61,6 @@ _LOAD_LOCK = threading.Lock()
 _SOURCE_HASH: Optional[str] = None
 _POOL: Optional[ThreadPoolExecutor] = None
 _MIN_CHUNK = 20000  # points per thread below which threads do not pay
-_TP_CALL = tp_call_supported()
 
 
 def _source_hash() -> str:
@@ -154,11 +154,14 @@ def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: b
     return Evaluator(program, alg, profile, specialize)
 
 
-class Evaluator:
-    """A compiled algorithm: ``ev(**args) -> float`` and ``ev.batch(**arrays) -> ndarray``."""
+class Evaluator(functools.partial):
+    """A compiled algorithm: ``ev(**args) -> float`` and ``ev.batch(**arrays) -> ndarray``.
 
-    # the first slot holds the native wrapper's context (pywrap.install_tp_call reads it there)
-    __slots__ = ("_native_ctx", "__dict__", "__weakref__")
+    An evaluator is a ``functools.partial`` of its native scalar wrapper (:attr:`func`, see
+    :mod:`tlop.backends.jit.pywrap`) with no bound arguments: calling ``ev(...)`` is CPython's
+    own call of a partial object (vectorcall where the interpreter supports it for subclasses),
+    straight into native code, with no Python frame and no patched type slot.  Calls the
+    wrapper cannot answer go to :meth:`_call_slow`."""
 
     #: threads :meth:`batch` may use (large batches only); set per evaluator
     threads: int = 1
@@ -167,42 +170,40 @@ class Evaluator:
     #: ``None`` never specialises
     scalar_variant_min: Optional[int] = 20000
 
-    def __new__(cls, program, alg, profile, specialize=False):
-        # every evaluator gets its own class, so that its __call__ can be its native wrapper
-        sub = type(f"Evaluator[{alg.name}]", (cls,), {"__module__": cls.__module__})
-        return object.__new__(sub)
-
-    def __init__(self, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False):
+    def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False):
+        infos = param_infos(alg)
+        layout = ProfileLayout(program, profile, specialize)
+        tabs, scal = layout.pointers()
+        native = NativeCall(f"tlop:{alg.name}", tabs, scal, [i.name for i in infos],
+                            [i.default for i in infos], [i.channel for i in infos], list(program.channels),
+                            2 + len(layout.tables), (layout,))
+        self = super().__new__(cls, native.function)
         self.program = program
         self.alg = alg
         self.profile = profile
         self.specialize = specialize
         self.name = alg.name
         self.params = alg.params
-        self._infos = param_infos(alg)
+        self._infos = infos
         self._names = [p.name for p in alg.params]
-        self._channel_params = [i.name for i in self._infos if i.channel]
-        self.layout = ProfileLayout(program, profile, specialize)
-        self._tabs, self._scal = self.layout.pointers()
+        self._channel_params = [i.name for i in infos if i.channel]
+        self._binder = binder_for(program, alg)
+        self.layout = layout
+        self._tabs, self._scal = tabs, scal
         self._codes: dict = {}
         self._lock = threading.Lock()
-        self._native_ok = layout_supported()
-        combo = {i.name: int(i.default) if i.default is not None else 0 for i in self._infos if i.channel}
+        self._native = native
+        combo = {i.name: int(i.default) if i.default is not None else 0 for i in infos if i.channel}
         self._primary = self._code(combo)
         self.compile_stats = self._primary.stats
-        self._native = None
-        nst = 2 + len(self.layout.tables)
-        if self._native_ok and len(self._names) <= MAX_PARAMS and nst <= MAX_STATUS:
-            fixed = [float(combo[i.name]) if i.channel else None for i in self._infos]
-            self._native = NativeCall(self._primary.addrs[f"{self._primary.sym}_batch"], f"tlop:{alg.name}",
-                                      self._call_slow, self._tabs, self._scal, self._names,
-                                      [i.default for i in self._infos], fixed, nst, (self.layout,))
-            cls = type(self)
-            cls.__call__ = self._native.function
-            cls._native_keepalive = self._native
-            self._native_ctx = self._native.capsule
-            if _TP_CALL:
-                install_tp_call(cls)
+        native.set_fallback(self._call_slow)
+        return self
+
+    def __init__(self, *args, **kwargs):  # everything happens in __new__ (a partial is immutable)
+        pass
+
+    def __reduce__(self):
+        raise TypeError("a compiled evaluator cannot be pickled or copied; compile the algorithm again")
 
     # ------------------------------------------------------------------ code
     def _code(self, combo: dict) -> _Code:
@@ -214,6 +215,8 @@ class Evaluator:
                 if code is None:
                     code = _obtain(self.program, self.alg, self.layout, combo)
                     self._codes[k] = code
+                    self._native.set_code([combo[c] for c in self._channel_params],
+                                          code.addrs[f"{code.sym}_batch"])
         return code
 
     def _variant(self, code: _Code, combo: dict, mask: int) -> _Code:
@@ -237,9 +240,6 @@ class Evaluator:
         return f"<tlop compiled {self.name}({sig}) on {getattr(self.profile, 'name', '?')}>"
 
     # ------------------------------------------------------------------ scalar
-    def __call__(self, *args, **kwargs):
-        return self._call_slow(*args, **kwargs)
-
     def _named(self, args, kwargs) -> dict:
         if len(args) > len(self._names):
             raise TlopError(f"'{self.name}' takes {len(self._names)} arguments, got {len(args)} positional")
@@ -253,8 +253,8 @@ class Evaluator:
     def _call_slow(self, *args, **kwargs):
         """The complete scalar call: binding, checks, specialisation choice, error reports."""
         kw = self._named(args, kwargs)
-        env = bind_arguments(self.program, self.alg, kw)
-        if any(np.ndim(v) != 0 for v in env.values()):
+        env = self._binder.bind(kw)
+        if any(type(v) is not float for v in env.values()):
             return self.batch(**kw)
         code = self._code({c: int(env[c]) for c in self._channel_params})
         buf = np.array([float(env[n]) for n in self._names] + [0.0], dtype=np.float64)

@@ -1,0 +1,265 @@
+"""A per-user cache of checked IR: what :func:`tlop.load` produced for a file, without parsing.
+
+What it does: stores the lowered program of a ``.tlop`` file (``ir.Program`` and the names of
+the file's own algorithms) after a successful load, and gives it back on the next load of the
+same file, so a warm ``tlop eval`` imports neither ANTLR nor the front end.  An entry is used
+only when all of these still hold, otherwise it is rebuilt:
+
+* the key: the cache format, a fingerprint of the compiler's own sources (path, size and
+  modification time of every module of the ``tlop`` package, its runtime and its generated
+  parser, plus the version of tlop and of Python), the file's resolved path and the sha256 of
+  its content;
+* every imported file still has the content (sha256) it had, and every ``import "…"`` still
+  resolves to the same file (a new file earlier on the search path changes the answer);
+* every file is still reported under the same name (relative names depend on the working
+  directory).
+
+Integrity: entries are Python pickles, so they are never unpickled unless their HMAC-SHA256
+verifies under a per-user secret key (32 random bytes in ``<cache>/ir/key``, created with mode
+0600; a key file that is not the user's own or is readable by others disables the cache).  A
+truncated, damaged or forged entry fails the check, is deleted and rebuilt; a writer without
+the key cannot make one that passes.  Writes are atomic (a temporary file, then
+``os.replace``).  A cache that cannot be created or written is not an error: loading just
+is not cached (``TLOP_CACHE_DIR=off`` disables it).
+
+What it does not do: cache ``loads`` of text, files that fail to check (their diagnostics are
+recomputed every time), or the AST (a :class:`tlop.api.Module` loaded from the cache
+elaborates again on demand when a caller asks for declarations).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import stat
+import sys
+from pathlib import Path
+from typing import Optional
+
+from tlop.runtime.cachedir import user_cache_dir
+
+__all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
+
+_MAGIC = b"TLOPIR02"
+_MAC = 32
+_FINGERPRINT: Optional[str] = None
+#: counters for tests and benchmarks: hits, misses, rejected (damaged/forged), stored
+stats = {"hits": 0, "misses": 0, "rejected": 0, "stored": 0}
+
+
+class CheckedEntry:
+    """What a hit gives back: the program and the names of the file's own algorithms."""
+
+    def __init__(self, program, root_algorithms: tuple):
+        self.program = program
+        self.root_algorithms = root_algorithms
+
+
+def cache_directory() -> Optional[Path]:
+    """``<user cache>/ir`` or None when caching is disabled."""
+    base = user_cache_dir()
+    return None if base is None else base / "ir"
+
+
+def compiler_fingerprint() -> str:
+    """A digest of the compiler's sources as installed (see the module docstring), once per
+    process."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import importlib.util
+
+        import tlop
+
+        h = hashlib.sha256(f"{tlop.__version__}\0{sys.version}\0".encode())
+        roots = [Path(tlop.__file__).parent]
+        for name in ("tlop.runtime", "tlop._antlr"):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.submodule_search_locations:
+                roots.extend(Path(p) for p in spec.submodule_search_locations)
+        for root in dict.fromkeys(roots):
+            for f in sorted(root.rglob("*")):
+                if f.suffix not in (".py", ".interp", ".tokens") or "__pycache__" in f.parts:
+                    continue
+                try:
+                    st = f.stat()
+                except OSError:
+                    continue
+                h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+# ---------------------------------------------------------------------------------- key
+def _secret(directory: Path, create: bool) -> Optional[bytes]:
+    """The per-user HMAC key; None when it does not exist (and ``create`` is false) or cannot
+    be trusted (not ours, readable by others, wrong size)."""
+    path = directory / "key"
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            if not create:
+                return None
+            _make_secret(directory, path)
+            continue
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or st.st_size != 32:
+                return None
+            if hasattr(os, "getuid") and st.st_uid != os.getuid():
+                return None
+            data = os.read(fd, 64)
+            return data if len(data) == 32 else None
+        finally:
+            os.close(fd)
+    return None
+
+
+def _make_secret(directory: Path, path: Path) -> None:
+    """Create the key file atomically with mode 0600 (a concurrent creator may win: then its
+    key is the one used)."""
+    import secrets
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".key.")  # mkstemp: mode 0600
+    try:
+        os.fchmod(fd, 0o600) if hasattr(os, "fchmod") else None
+        os.write(fd, secrets.token_bytes(32))
+        os.close(fd)
+        fd = -1
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.unlink(tmp)
+
+
+# ---------------------------------------------------------------------------------- entries
+def _entry_path(directory: Path, path: Path, content: bytes) -> Path:
+    h = hashlib.sha256()
+    for part in (_MAGIC.decode(), compiler_fingerprint(), str(path), hashlib.sha256(content).hexdigest()):
+        h.update(part.encode())
+        h.update(b"\0")
+    key = h.hexdigest()
+    return directory / key[:2] / f"{key}.ir"
+
+
+def get(path: Path):
+    """The cached program of ``path`` (a :class:`CheckedEntry`), or None."""
+    directory = cache_directory()
+    if directory is None:
+        return None
+    try:
+        content = path.read_bytes()
+    except OSError:
+        return None
+    secret = _secret(directory, create=False)
+    if secret is None:
+        stats["misses"] += 1
+        return None
+    entry = _entry_path(directory, path, content)
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        stats["misses"] += 1
+        return None
+    payload = _verified(data, secret)
+    if payload is None:
+        stats["rejected"] += 1
+        stats["misses"] += 1
+        _remove(entry)
+        return None
+    record = pickle.loads(payload)  # noqa: S301 - authenticated with the user's own key above
+    if not _still_valid(record, path, content):
+        stats["misses"] += 1
+        return None
+    stats["hits"] += 1
+    return CheckedEntry(record["program"], tuple(record["root_algorithms"]))
+
+
+def put(path: Path, modules: list, elaborated) -> bool:
+    """Remember the result of loading ``path`` (``modules``: the loader's list of
+    :class:`~tlop.frontend.loader.LoadedModule`, ``elaborated``: the elaborator's result).
+    False when the cache is disabled or not writable."""
+    directory = cache_directory()
+    if directory is None:
+        return False
+    import tempfile
+
+    from tlop.frontend import ast as A
+    from tlop.frontend.loader import _display_name, _find_import
+
+    try:
+        secret = _secret(directory, create=True)
+        if secret is None:
+            return False
+        files, imports = [], []
+        for lm in modules:
+            files.append((str(lm.path), _display_name(lm.path), hashlib.sha256(lm.source.text.encode("utf-8")).hexdigest()))
+            for d in lm.module.decls:
+                if isinstance(d, A.ImportDecl):
+                    target = _find_import(lm.path, d.path)
+                    imports.append((str(lm.path), d.path, None if target is None else str(target)))
+        content = path.read_bytes()
+        record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
+                  "files": files, "imports": imports}
+        payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        entry = _entry_path(directory, path, content)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + hmac.new(secret, payload, hashlib.sha256).digest() + payload)
+            os.replace(tmp, entry)
+            tmp = None
+        finally:
+            if tmp is not None:
+                _remove(Path(tmp))
+    except (OSError, pickle.PicklingError, RecursionError):
+        return False
+    stats["stored"] += 1
+    return True
+
+
+def _verified(data: bytes, secret: bytes) -> Optional[bytes]:
+    if len(data) < len(_MAGIC) + _MAC or not data.startswith(_MAGIC):
+        return None
+    mac = data[len(_MAGIC):len(_MAGIC) + _MAC]
+    payload = data[len(_MAGIC) + _MAC:]
+    if not hmac.compare_digest(mac, hmac.new(secret, payload, hashlib.sha256).digest()):
+        return None
+    return payload
+
+
+def _still_valid(record: dict, path: Path, content: bytes) -> bool:
+    """Every file has its recorded content and name, every import resolves as it did."""
+    from tlop.frontend.loader import _display_name, _find_import
+
+    try:
+        for fpath, shown, digest in record["files"]:
+            p = Path(fpath)
+            data = content if p == path else p.read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest or _display_name(p) != shown:
+                return False
+        for importer, rel, target in record["imports"]:
+            now = _find_import(Path(importer), rel)
+            if (None if now is None else str(now)) != target:
+                return False
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _remove(p: Path) -> None:
+    try:
+        p.unlink()
+    except OSError:
+        pass
