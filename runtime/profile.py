@@ -4,7 +4,8 @@ What it does: :class:`Profile` is a loaded, validated profile (format version 1,
 docs/profiles.rst): its channels and their transmission kinds, the binding of model channels
 (``shm``, ``net`` in a ``.tlop`` platform) to profile channels, its tables (:class:`TableData`,
 read through :mod:`tlop.runtime.interpolation`) and scalar parameters, metadata and fits.
-:func:`load_profile` reads a bundled profile by name or any ``.json`` file by path;
+:func:`load_profile` reads a bundled profile by name or any ``.json`` file by path (an empty
+name is an error, not the default; a file above :data:`MAX_PROFILE_BYTES` is refused unread);
 :func:`save_profile` writes one atomically; :func:`profile_from_dict` builds one from decoded
 JSON (the only way to build one, so every profile is validated).
 
@@ -40,17 +41,20 @@ import numpy as np
 from tlop.runtime import jsonfmt
 from tlop.runtime.errors import OutOfGridError, OutOfGridWarning, ProfileError
 from tlop.runtime.interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
+from tlop.runtime.text import printable
 from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
                              is_channel_name, parse_json, validate)
 
 __all__ = ["as_profile", 
     "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
     "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
-    "profile_from_dict", "DEFAULT_PROFILE", "GAMMA_TABLE", "LIBTAULOP_INTERPOLATION",
+    "profile_from_dict", "DEFAULT_PROFILE", "MAX_PROFILE_BYTES", "GAMMA_TABLE", "LIBTAULOP_INTERPOLATION",
 ]
 
 #: the profile :func:`default_profile` loads
 DEFAULT_PROFILE = "metropolis"
+#: the largest profile file :func:`load_profile` reads (measured profiles are well under 1 MiB)
+MAX_PROFILE_BYTES = 64 << 20
 #: the table a model's reduction cost reads, and the prefix of the per-operation tables
 GAMMA_TABLE = "gamma"
 #: the interpolation rules of libtaulop's table reading (libtaulop-semantics.md §2.2)
@@ -374,6 +378,12 @@ def bundled_profiles() -> dict:
 def load_profile(spec: Union[str, os.PathLike]) -> Profile:
     """Load a bundled profile by name (``"metropolis"``) or a profile file by path."""
     s = os.fspath(spec)
+    if not isinstance(s, str):
+        s = os.fsdecode(s)
+    if not s.strip():
+        raise ProfileError(f"an empty profile name; give a bundled profile "
+                           f"({', '.join(bundled_profiles()) or 'none installed'}) or a path to a .json file")
+    shown = printable(s)
     bundled = bundled_profiles()
     looks_like_path = (isinstance(spec, os.PathLike) or s.endswith(".json") or os.sep in s
                        or bool(os.altsep and os.altsep in s))
@@ -383,18 +393,24 @@ def load_profile(spec: Union[str, os.PathLike]) -> Profile:
         path = Path(s)
         if not path.is_file():
             if looks_like_path or not bundled:
-                reason = "is a directory" if path.is_dir() else "no such file"
+                reason = ("is a directory" if path.is_dir() else
+                          "not a regular file" if path.exists() else "no such file")
                 hint = (f" (the bundled profile is named '{path.stem}', without .json)"
                         if path.stem in bundled and not path.exists() else "")
-                raise ProfileError(f"{s}: cannot load profile: {reason}{hint}")
-            raise ProfileError(f"unknown profile '{s}': not a bundled profile "
+                raise ProfileError(f"{shown}: cannot load profile: {reason}{hint}")
+            raise ProfileError(f"unknown profile '{shown}': not a bundled profile "
                                f"({', '.join(bundled)}) and not a file")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_PROFILE_BYTES:
+                raise ProfileError(f"{shown}: not a profile: {size} bytes, more than the "
+                                   f"{MAX_PROFILE_BYTES >> 20} MiB a profile may have")
+            text = f.read(MAX_PROFILE_BYTES + 1).decode("utf-8")
     except UnicodeDecodeError:
-        raise ProfileError(f"{s}: not a profile: the file is not UTF-8 text") from None
+        raise ProfileError(f"{shown}: not a profile: the file is not UTF-8 text") from None
     except OSError as err:
-        raise ProfileError(f"{s}: cannot read profile: {err.strerror or err}") from None
+        raise ProfileError(f"{shown}: cannot read profile: {err.strerror or err}") from None
     return Profile(validate(parse_json(text, s), s), path.resolve())
 
 
@@ -415,7 +431,7 @@ def save_profile(profile: Profile, path: Union[str, os.PathLike]) -> Path:
         os.replace(tmp, path)
         tmp = None
     except OSError as err:
-        raise ProfileError(f"{path}: cannot write profile: {err.strerror or err}") from None
+        raise ProfileError(f"{printable(path)}: cannot write profile: {err.strerror or err}") from None
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)

@@ -41,7 +41,8 @@ def _load(name):
 def _profile(args):
     from tlop.runtime.profile import default_profile, load_profile
 
-    prof = load_profile(args.profile) if getattr(args, "profile", None) else default_profile()
+    spec = getattr(args, "profile", None)
+    prof = default_profile() if spec is None else load_profile(spec)   # --profile "" is an error
     binds = getattr(args, "bind", None) or []
     if binds:
         mapping = {}
