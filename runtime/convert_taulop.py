@@ -473,8 +473,10 @@ def run(args: argparse.Namespace) -> int:
         print(str(err), file=sys.stderr)
         return 1
     L = profile.table("L", next(iter(profile.channels)))
+    ops = profile.reduce_ops()
+    gamma = f", {len(ops)} reduction operations (gamma = {ops[GAMMA_DEFAULT_COLUMN - 1]})" if ops else ""
     print(f"wrote {out}: profile '{profile.name}', channels {', '.join(profile.channels)}, "
-          f"{len(L.m)} sizes, {len(L.tau)} tau columns, net -> {profile.bindings.get('net', '(none)')}")
+          f"{len(L.m)} sizes, {len(L.tau)} tau columns, net -> {profile.bindings.get('net', '(none)')}{gamma}")
     return 0
 
 

@@ -198,7 +198,8 @@ def test_convert_without_ib_binds_net_to_tcp(tmp_path):
 def test_command_line(tmp_path, capsys):
     out = tmp_path / "m.json"
     assert main([str(raw("metropolis")), "--name", "metro", "--out", str(out), "--machine", "M"]) == 0
-    assert "channels shm, tcp, ib, 30 sizes, 8 tau columns, net -> ib" in capsys.readouterr().out
+    assert ("channels shm, tcp, ib, 30 sizes, 8 tau columns, net -> ib, 18 reduction operations "
+            "(gamma = sum_i)") in capsys.readouterr().out
     p = load_profile(out)
     assert p.name == "metro" and p.metadata["machine"] == "M"
     assert np.array_equal(p.table("L", "tcp").values, load_profile("metropolis").table("L", "tcp").values)
