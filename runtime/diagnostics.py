@@ -8,6 +8,10 @@ traceback.  A diagnostic with a :class:`Span` renders as::
     bcast.tlop:4:31: error: unknown table 'T2'; tables in scope: o, L, T
         sum i in 0 .. ceil(log2(P)) - 1: 2^i || T2[c](m)
                                                 ^^
+
+Rendering escapes the control characters of everything it shows (:func:`tlop.runtime.text.printable`):
+a file name, a message quoting input, or a source line holding ESC or CR cannot drive the
+terminal; a message keeps its own newlines and tabs, and carets stay under the escaped text.
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from tlop.runtime.text import printable
+
 __all__ = ["Source", "Span", "Diagnostic", "TlopError", "DiagnosticSink"]
+
+#: characters a message may use for its layout; every other control character is escaped
+_LAYOUT = "\n\t"
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,7 @@ class Span:
         return self.source.name
 
     def __str__(self) -> str:
-        return f"{self.source.name}:{self.line}:{self.col}"
+        return f"{printable(self.source.name)}:{self.line}:{self.col}"
 
     def to(self, other: "Span") -> "Span":
         """The span from the start of ``self`` to the end of ``other``."""
@@ -61,26 +70,48 @@ class Diagnostic:
     notes: tuple = ()
 
     def render(self) -> str:
-        head = f"{self.severity}: {self.message}"
+        # control characters from input (ESC, CR …) are shown escaped, never sent to the terminal
+        head = f"{self.severity}: {printable(self.message, keep=_LAYOUT)}"
         if self.span is None:
             out = [f"tlop: {head}"]
         else:
             out = [f"{self.span}: {head}"]
             text = self.span.source.line(self.span.line)
             if text:
-                expanded = text.expandtabs(4)
-                # caret columns must follow the tab expansion of the prefix
-                prefix = text[: self.span.col - 1].expandtabs(4)
-                start = len(prefix)
+
+                def shown(s: str) -> str:
+                    return printable(s, keep="\t").expandtabs(4)
+
+                expanded = shown(text)
+                # caret columns must follow the escaping and tab expansion of the prefix
+                start = len(shown(text[: self.span.col - 1]))
                 if self.span.end_line == self.span.line:
-                    width = len(text[: self.span.end_col].expandtabs(4)) - start
+                    width = len(shown(text[: self.span.end_col])) - start
                 else:
                     width = len(expanded) - start
-                out.append("    " + expanded.rstrip())
-                out.append("    " + " " * start + "^" * max(1, width))
+                expanded, start, width = _window(expanded.rstrip(), start, max(1, width))
+                out.append("    " + expanded)
+                out.append("    " + " " * start + "^" * width)
         for note in self.notes:
-            out.append(f"  note: {note}")
+            out.append(f"  note: {printable(note, keep=_LAYOUT)}")
         return "\n".join(out)
+
+
+#: the longest source line quoted in full; a longer one is cut to a window around the span
+_MAX_QUOTE = 160
+
+
+def _window(line: str, start: int, width: int) -> tuple:
+    """(quoted line, caret start, caret width): a line longer than :data:`_MAX_QUOTE` (minified
+    JSON, generated code) is cut to the part around the span, with ``…`` marking the cuts."""
+    if len(line) <= _MAX_QUOTE:
+        return line, start, width
+    width = min(width, _MAX_QUOTE // 2)
+    lo = max(0, min(start - _MAX_QUOTE // 4, len(line) - _MAX_QUOTE))
+    hi = min(len(line), lo + _MAX_QUOTE)
+    head = "…" if lo > 0 else ""
+    tail = "…" if hi < len(line) else ""
+    return head + line[lo:hi] + tail, start - lo + len(head), width
 
 
 class TlopError(Exception):

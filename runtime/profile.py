@@ -4,13 +4,19 @@ What it does: :class:`Profile` is a loaded, validated profile (format version 1,
 docs/profiles.rst): its channels and their transmission kinds, the binding of model channels
 (``shm``, ``net`` in a ``.tlop`` platform) to profile channels, its tables (:class:`TableData`,
 read through :mod:`tlop.runtime.interpolation`) and scalar parameters, metadata and fits.
-:func:`load_profile` reads a bundled profile by name or any ``.json`` file by path;
+:func:`load_profile` reads a bundled profile by name or any ``.json`` file by path (an empty
+name is an error, not the default; a file above :data:`MAX_PROFILE_BYTES` is refused unread);
 :func:`save_profile` writes one atomically; :func:`profile_from_dict` builds one from decoded
 JSON (the only way to build one, so every profile is validated).
 
 What it does not do: measure (``tlop.runtime.measure``), convert libtaulop files
 (:mod:`tlop.runtime.convert_taulop`), or know what a model does with a table.  A profile is
-immutable; ``with_bindings`` and ``with_interpolation`` return modified copies.
+immutable; ``with_bindings``, ``with_interpolation``, ``with_reduce_op``, ``with_float32`` and
+``with_libtaulop_compat`` return modified copies.
+
+Reductions: a table ``gamma`` (over m) is the cost of one reduction operation; a profile may
+also hold one table ``gamma_<op>`` per operation, and ``with_reduce_op(op)`` makes ``gamma``
+read ``gamma_<op>`` (``--reduce-op`` on the command line).
 
 Channel lookup rules: a table or scalar entry is found under the profile channel asked for, or
 else under ``"*"`` (an entry not indexed by channel applies to every channel); asking with
@@ -35,17 +41,24 @@ import numpy as np
 from tlop.runtime import jsonfmt
 from tlop.runtime.errors import OutOfGridError, OutOfGridWarning, ProfileError
 from tlop.runtime.interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
+from tlop.runtime.text import printable
 from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
                              is_channel_name, parse_json, validate)
 
 __all__ = ["as_profile", 
     "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
     "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
-    "profile_from_dict", "DEFAULT_PROFILE",
+    "profile_from_dict", "DEFAULT_PROFILE", "MAX_PROFILE_BYTES", "GAMMA_TABLE", "LIBTAULOP_INTERPOLATION",
 ]
 
 #: the profile :func:`default_profile` loads
 DEFAULT_PROFILE = "metropolis"
+#: the largest profile file :func:`load_profile` reads (measured profiles are well under 1 MiB)
+MAX_PROFILE_BYTES = 64 << 20
+#: the table a model's reduction cost reads, and the prefix of the per-operation tables
+GAMMA_TABLE = "gamma"
+#: the interpolation rules of libtaulop's table reading (libtaulop-semantics.md §2.2)
+LIBTAULOP_INTERPOLATION = {"m_below": "clamp", "m_beyond": "chunks", "tau_beyond": "clamp"}
 
 
 @dataclass(frozen=True)
@@ -142,6 +155,8 @@ class Profile:
         self._raw = v.tables
         self._scalars: dict = v.scalars
         self._tables = self._build_tables(self.interpolation)
+        #: the operation ``gamma`` was switched to by :meth:`with_reduce_op` (None: as stored)
+        self.reduce_op: Optional[str] = None
 
     def _build_tables(self, policy: Interpolation) -> dict:
         return {name: {key: TableData(name, None if key == ANY_CHANNEL else key, raw, policy)
@@ -239,6 +254,68 @@ class Profile:
         p._tables = p._build_tables(policy)
         return p
 
+    def reduce_ops(self) -> list:
+        """The reduction operations the profile has a table for: ``op`` for each
+        ``gamma_<op>`` table, in file order."""
+        prefix = GAMMA_TABLE + "_"
+        return [n[len(prefix):] for n in self._raw if n.startswith(prefix) and len(n) > len(prefix)]
+
+    def with_reduce_op(self, op: str) -> "Profile":
+        """A copy whose table ``gamma`` is the table ``gamma_<op>`` (``op`` case-insensitive),
+        e.g. ``with_reduce_op("max")``; saving the copy writes those values under ``gamma``."""
+        ops = self.reduce_ops()
+        key = str(op).strip().lower()
+        if key not in ops:
+            if not ops:
+                raise ProfileError(f"profile '{self.name}' has no per-operation reduction tables "
+                                   f"({GAMMA_TABLE}_<op>), so reduction operation '{key}' cannot be chosen")
+            raise ProfileError(f"profile '{self.name}' has no reduction operation '{key}' (a table "
+                               f"{GAMMA_TABLE}_{key}); it has: {', '.join(ops)}")
+        p = copy.copy(self)
+        p._raw = {**self._raw, GAMMA_TABLE: self._raw[f"{GAMMA_TABLE}_{key}"]}
+        p._tables = p._build_tables(p.interpolation)
+        p.reduce_op = key
+        return p
+
+    def with_float32(self) -> "Profile":
+        """A copy with every table value, grid point and scalar rounded to the nearest IEEE
+        float32 (and widened back): how libtaulop reads its files (``stof``)."""
+        def rounded(a: np.ndarray, what: str) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                r = np.asarray(a, dtype=np.float32).astype(np.float64)
+            if not np.all(np.isfinite(r)):
+                raise ProfileError(f"profile '{self.name}': {what} does not fit in a float32")
+            r.flags.writeable = False
+            return r
+
+        raw = {}
+        for name, per in self._raw.items():
+            raw[name] = {}
+            for key, t in per.items():
+                where = f"table {name}[{key}]"
+                m = rounded(t.m, f"a size of {where}")
+                tau = None if t.tau is None else rounded(t.tau, f"a tau of {where}")
+                for axis, g in (("m", m), ("tau", tau)):
+                    if g is not None and np.any(np.diff(g) <= 0):
+                        raise ProfileError(f"profile '{self.name}': {where}: two {axis} grid points "
+                                           f"round to the same float32")
+                raw[name][key] = RawTable(m, tau, rounded(t.values, f"a value of {where}"))
+        scalars = {}
+        for name, per in self._scalars.items():
+            scalars[name] = {k: float(rounded(np.array([x]), f"parameter {name}[{k}]")[0])
+                             for k, x in per.items()}
+        p = copy.copy(self)
+        p._raw, p._scalars = raw, scalars
+        p._tables = p._build_tables(p.interpolation)
+        return p
+
+    def with_libtaulop_compat(self) -> "Profile":
+        """A copy read as libtaulop reads its tables (``--libtaulop-compat``): m below the grid
+        clamps, m past it is charged in whole largest-size chunks plus the remainder, τ past the
+        largest column clamps (:data:`LIBTAULOP_INTERPOLATION`), and every number is rounded to
+        float32 (:meth:`with_float32`)."""
+        return self.with_interpolation(**LIBTAULOP_INTERPOLATION).with_float32()
+
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:
         """The profile as format-version-1 JSON data (plain dicts, lists, numbers)."""
@@ -301,6 +378,12 @@ def bundled_profiles() -> dict:
 def load_profile(spec: Union[str, os.PathLike]) -> Profile:
     """Load a bundled profile by name (``"metropolis"``) or a profile file by path."""
     s = os.fspath(spec)
+    if not isinstance(s, str):
+        s = os.fsdecode(s)
+    if not s.strip():
+        raise ProfileError(f"an empty profile name; give a bundled profile "
+                           f"({', '.join(bundled_profiles()) or 'none installed'}) or a path to a .json file")
+    shown = printable(s)
     bundled = bundled_profiles()
     looks_like_path = (isinstance(spec, os.PathLike) or s.endswith(".json") or os.sep in s
                        or bool(os.altsep and os.altsep in s))
@@ -310,18 +393,24 @@ def load_profile(spec: Union[str, os.PathLike]) -> Profile:
         path = Path(s)
         if not path.is_file():
             if looks_like_path or not bundled:
-                reason = "is a directory" if path.is_dir() else "no such file"
+                reason = ("is a directory" if path.is_dir() else
+                          "not a regular file" if path.exists() else "no such file")
                 hint = (f" (the bundled profile is named '{path.stem}', without .json)"
                         if path.stem in bundled and not path.exists() else "")
-                raise ProfileError(f"{s}: cannot load profile: {reason}{hint}")
-            raise ProfileError(f"unknown profile '{s}': not a bundled profile "
+                raise ProfileError(f"{shown}: cannot load profile: {reason}{hint}")
+            raise ProfileError(f"unknown profile '{shown}': not a bundled profile "
                                f"({', '.join(bundled)}) and not a file")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_PROFILE_BYTES:
+                raise ProfileError(f"{shown}: not a profile: {size} bytes, more than the "
+                                   f"{MAX_PROFILE_BYTES >> 20} MiB a profile may have")
+            text = f.read(MAX_PROFILE_BYTES + 1).decode("utf-8")
     except UnicodeDecodeError:
-        raise ProfileError(f"{s}: not a profile: the file is not UTF-8 text") from None
+        raise ProfileError(f"{shown}: not a profile: the file is not UTF-8 text") from None
     except OSError as err:
-        raise ProfileError(f"{s}: cannot read profile: {err.strerror or err}") from None
+        raise ProfileError(f"{shown}: cannot read profile: {err.strerror or err}") from None
     return Profile(validate(parse_json(text, s), s), path.resolve())
 
 
@@ -342,7 +431,7 @@ def save_profile(profile: Profile, path: Union[str, os.PathLike]) -> Path:
         os.replace(tmp, path)
         tmp = None
     except OSError as err:
-        raise ProfileError(f"{path}: cannot write profile: {err.strerror or err}") from None
+        raise ProfileError(f"{printable(path)}: cannot write profile: {err.strerror or err}") from None
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)

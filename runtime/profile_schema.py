@@ -8,7 +8,12 @@ and the exact field, e.g.::
     profile.json: tables.L.shm.values[3]: expected 8 numbers (one per tau), got 7
     profile.json: channels.ib.transmission: unknown kind 'rdmaa'; expected one of shm, tcp, rdma
 
-A JSON syntax error (or a duplicated key) is reported as ``file:line:col``.
+A JSON syntax error (or a duplicated key) is reported as ``file:line:col``, and so is JSON
+nested deeper than :data:`MAX_DEPTH` (checked by a linear scan before decoding, so neither the
+decoder nor the checker can run out of stack).  An integer that no double can hold (10³⁰⁹ or
+more, or more digits than Python converts) is kept as a marker by the decoder and reported with
+its field; a profile's name may not hold control characters.  File names in messages are shown
+with control characters escaped (:func:`tlop.runtime.text.printable`).
 
 What it does not do: build :class:`tlop.runtime.profile.Profile` objects, interpolate, or
 write files; it never mutates its input.
@@ -29,10 +34,11 @@ from tlop.runtime.diagnostics import Diagnostic, Source, Span
 
 from tlop.runtime.errors import ProfileError
 from tlop.runtime.interpolation import Interpolation, _CHOICES
+from tlop.runtime.text import has_control, printable
 
 __all__ = [
     "FORMAT_VERSION", "TRANSMISSION_KINDS", "ANY_CHANNEL", "ValidatedProfile", "RawTable",
-    "parse_json", "validate", "field_path", "is_channel_name",
+    "parse_json", "validate", "field_path", "is_channel_name", "MAX_DEPTH",
 ]
 
 #: the only version of the format this module reads
@@ -48,6 +54,10 @@ _CHANNEL_KEYS = ("transmission", "description")
 _TABLE_KEYS = ("m", "tau", "values")
 _METADATA_STRINGS = ("machine", "description", "date", "method", "source", "notes")
 _MPI_KEYS = ("library", "version")
+#: deepest nesting of JSON arrays and objects a profile may have (real ones nest about 6 deep)
+MAX_DEPTH = 200
+#: an integer literal with more digits than this cannot be a finite double
+_MAX_INT_DIGITS = 309
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _QUALIFIED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
@@ -109,14 +119,64 @@ def _pairs_hook(pairs):
     return d
 
 
+class HugeInt:
+    """An integer literal too large for a double (and maybe for Python's int conversion), as
+    the decoder leaves it: the validator reports it with its field."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<integer of {len(self.digits.lstrip('-'))} digits>"
+
+
+def _parse_int(digits: str):
+    return HugeInt(digits) if len(digits.lstrip("-")) > _MAX_INT_DIGITS else int(digits)
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(text: str) -> Optional[int]:
+    """The offset of the first ``[`` or ``{`` nested deeper than :data:`MAX_DEPTH`, or None
+    (brackets inside strings do not count)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for tok in _TOKENS.finditer(text):
+        c = tok.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return tok.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _span_at(src: Source, offset: int) -> Span:
+    line = src.text.count("\n", 0, offset) + 1
+    col = offset - (src.text.rfind("\n", 0, offset) + 1) + 1
+    return Span(src, line, col, line, col)
+
+
 def parse_json(text: str, source: str) -> Any:
-    """Decode JSON text; a syntax error raises ProfileError at ``source:line:col``."""
+    """Decode JSON text; a syntax error, or nesting deeper than :data:`MAX_DEPTH`, raises
+    ProfileError at ``source:line:col``."""
+    src = Source(source, text)
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ProfileError(Diagnostic(f"JSON nested more than {MAX_DEPTH} levels deep; a profile "
+                                      f"nests a few levels", _span_at(src, deep)))
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook)
+        return json.loads(text, object_pairs_hook=_pairs_hook, parse_int=_parse_int)
     except json.JSONDecodeError as err:
-        src = Source(source, text)
         span = Span(src, err.lineno, err.colno, err.lineno, err.colno)
         raise ProfileError(Diagnostic(f"invalid JSON: {err.msg}", span)) from None
+    except (RecursionError, MemoryError) as err:     # not expected after the depth scan
+        raise ProfileError(f"{printable(source)}: cannot decode the JSON ({type(err).__name__})") from None
 
 
 def _is_number(v) -> bool:
@@ -124,6 +184,10 @@ def _is_number(v) -> bool:
 
 
 def _describe(v) -> str:
+    if isinstance(v, HugeInt):
+        return f"an integer of {len(v.digits.lstrip('-'))} digits"
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** _MAX_INT_DIGITS:
+        return f"an integer of {int(math.log10(abs(v))) + 1} digits"
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
@@ -134,7 +198,9 @@ def _describe(v) -> str:
         return "an object"
     if isinstance(v, list):
         return "a list" if v else "an empty list"
-    return repr(v) if isinstance(v, str) else str(v)
+    if isinstance(v, str):
+        return repr(v) if len(v) <= 60 else repr(v[:57]) + "…"
+    return str(v)
 
 
 class _Checker:
@@ -145,7 +211,10 @@ class _Checker:
 
     def fail(self, path, message: str):
         where = field_path(path)
-        prefix = f"{self.source}: {where}: " if where else f"{self.source}: "
+        if len(where) > 200:
+            where = where[:200] + "…"
+        src = printable(self.source)
+        prefix = f"{src}: {where}: " if where else f"{src}: "
         raise ProfileError(prefix + message)
 
     # ------------------------------------------------------------------ primitives
@@ -172,9 +241,14 @@ class _Checker:
         return v
 
     def number(self, v, path) -> float:
-        if not _is_number(v) or not math.isfinite(v):
-            self.fail(path, f"expected a finite number, got {_describe(v)}")
-        return float(v)
+        if _is_number(v):
+            try:
+                x = float(v)
+            except OverflowError:           # an int beyond the largest double
+                x = math.inf
+            if math.isfinite(x):
+                return x
+        self.fail(path, f"expected a finite number, got {_describe(v)}")
 
     def number_list(self, v, path, what: str, expected: Optional[int] = None) -> list:
         if not isinstance(v, list):
@@ -209,6 +283,8 @@ class _Checker:
         if "name" not in d:
             self.fail(("name",), "missing; every profile has a name")
         name = self.string(d["name"], ("name",), nonempty=True)
+        if has_control(name):
+            self.fail(("name",), f"must not contain control characters, got '{printable(name)}'")
         metadata = self.metadata(d.get("metadata", {}))
         interpolation = self.interpolation(d.get("interpolation", {}))
         channels = self.channels(d.get("channels", {}))
@@ -216,8 +292,32 @@ class _Checker:
         tables = self.tables(d.get("tables", {}), channels)
         scalars = self.scalars(d.get("scalars", {}), channels)
         fits = self.obj(d.get("fits", {}), ("fits",))
-        return ValidatedProfile(name, _plain(metadata), interpolation, channels, bind, tables,
-                                scalars, _plain(fits))
+        return ValidatedProfile(name, self.plain(metadata, ["metadata"]), interpolation, channels,
+                                bind, tables, scalars, self.plain(fits, ["fits"]))
+
+    def plain(self, v, path: list):
+        """Deep copy of free-form JSON (metadata, fits) into plain dicts and lists, refusing
+        what JSON text cannot hold or the loader cannot walk: integers too large for a double,
+        non-string keys, nesting deeper than :data:`MAX_DEPTH`."""
+        if len(path) > MAX_DEPTH:
+            self.fail(path, f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    self.fail(path, f"keys must be strings, got {_describe(k)}")
+                out[k] = self.plain(x, path + [k])
+            return out
+        if isinstance(v, (list, tuple)):
+            return [self.plain(x, path + [i]) for i, x in enumerate(v)]
+        if isinstance(v, HugeInt) or (isinstance(v, int) and not isinstance(v, bool)
+                                      and abs(v) >= 10 ** _MAX_INT_DIGITS):
+            self.fail(path, f"{_describe(v)} is too large for a profile (numbers must fit a double)")
+        if isinstance(v, float) and not math.isfinite(v):
+            self.fail(path, f"{_describe(v)} is not a JSON number")
+        if v is None or isinstance(v, (str, bool, int, float)):
+            return v
+        self.fail(path, f"not a JSON value: {type(v).__name__}")
 
     def metadata(self, v) -> dict:
         path = ("metadata",)
@@ -282,7 +382,7 @@ class _Checker:
                             f"use \"*\" for an entry not indexed by channel")
 
     def entry_name(self, name, path):
-        if not _QUALIFIED.match(name):
+        if not isinstance(name, str) or not _QUALIFIED.match(name):
             self.fail(path, "a table or parameter name must be an identifier, optionally "
                             "qualified by a model name (e.g. loggp.L)")
 
@@ -350,15 +450,6 @@ def _names(channels) -> str:
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
-
-
-def _plain(v):
-    """Deep copy of decoded JSON into plain dicts/lists (drops the duplicate-key marker)."""
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
 
 
 def validate(data: Any, source: str) -> ValidatedProfile:

@@ -131,3 +131,147 @@ def test_failing_or_hanging_rank_names_the_point(tmp_path, fault, expect):
     assert time.monotonic() - t0 < 60
     kept = [x for x in read_records(tmp_path / "f.samples.jsonl") if x["kind"] == "point"]
     assert len(kept) == 4                                  # o_eager, o_rdv, two ping-pongs
+
+
+def _processes_mentioning(text: str) -> list:
+    """PIDs of live processes whose command line contains ``text`` (Linux /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().decode("utf-8", "replace")
+            with open(f"/proc/{d}/stat", "rb") as f:
+                state = f.read().decode("ascii", "replace").rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmd and state != "Z":
+            out.append(int(d))
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find the ranks")
+def test_sigkilled_launcher_leaves_no_rank_and_a_concurrent_resume_is_refused(tmp_path):
+    """Issue 14: a launcher killed with SIGKILL (no cleanup runs) takes its MPI job with it, and
+    a --resume started while a run writes the same output is refused instead of measuring beside
+    it; the resume after the kill then finishes the run with every key once."""
+    out = tmp_path / "orphan-check-7f3a.json"              # unique: it finds the ranks below
+    samples = tmp_path / "orphan-check-7f3a.samples.jsonl"
+    slow = ["--quick", "--sizes", "1,16,256,4KiB,16KiB,64KiB,256KiB,1MiB", "--bench", "taulop",
+            "--channels", "shm", "--eps", "0.0001", "--max-reps", "10000000", "--time-cap", "1",
+            "--out", str(out)]                            # 18 points of about 1 s each
+    launcher = subprocess.Popen([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quiet", *slow],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(r["kind"] == "point" for r in read_records(samples)) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        ranks = [p for p in _processes_mentioning(str(out)) if p != launcher.pid]
+        assert ranks                                      # mpiexec and its ranks
+
+        r = _measure(*slow, "--resume", timeout=120)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert "another tlop measure" in r.stderr and f"process {launcher.pid}" in r.stderr
+        assert launcher.poll() is None                    # it really was concurrent
+
+        launcher.send_signal(signal.SIGKILL)              # the launcher alone, without warning
+        launcher.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _processes_mentioning(str(out)) == [], "MPI processes outlived their launcher"
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+        for pid in _processes_mentioning(str(out)):       # never leave a stray job behind
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    before = [x for x in read_records(samples) if x["kind"] == "point"]
+    fast = [a if a != "1" or slow[i - 1] != "--time-cap" else "0.05" for i, a in enumerate(slow)]
+    r = _measure(*fast, "--resume", timeout=240)
+    assert r.returncode == 0, r.stderr
+    keys = [x["key"] for x in read_records(samples) if x["kind"] == "point"]
+    assert len(keys) == len(set(keys)) == 2 + 8 + 8       # every key once: nothing measured twice
+    assert [x for x in read_records(samples) if x["kind"] == "point"][: len(before)] == before
+    assert load_profile(str(out)).metadata["complete"] is True
+
+
+def test_measurement_outlives_its_progress_reader(tmp_path):
+    """Issue 14: `tlop measure … 2>&1 | head -1` used to end the run at the first progress line
+    that could not be written (exit 0, complete: false); the progress is dropped instead and the
+    run measures to the end."""
+    out = tmp_path / "piped.json"
+    cmd = (f"set -o pipefail; {sys.executable} -m tlop.runtime.measure --np 2 --quick --sizes {SIZES} "
+           f"--bench taulop --channels shm --out {out} 2>&1 | head -1")
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.count("\n") == 1 and "Traceback" not in r.stdout
+    prof = load_profile(str(out))
+    assert prof.metadata["complete"] is True and prof.metadata["points_measured"] == 2 + 5 + 5
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find the ranks")
+def test_sigterm_stops_the_job_and_keeps_what_was_measured(tmp_path):
+    out = tmp_path / "term-check-91c2.json"
+    samples = tmp_path / "term-check-91c2.samples.jsonl"
+    launcher = subprocess.Popen([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quick",
+                                 "--sizes", SIZES, "--bench", "taulop", "--channels", "shm", "--eps", "0.0001",
+                                 "--max-reps", "10000000", "--time-cap", "1", "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(r["kind"] == "point" for r in read_records(samples)) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=60)
+        assert launcher.returncode == 143, err
+        assert "terminated;" in err and "--resume" in err and "Traceback" not in err
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning(str(out)) == []
+    kept = [r for r in read_records(samples) if r["kind"] == "point"]
+    assert len(kept) >= 2 and load_profile(str(out)).metadata["complete"] is False
+    assert not (tmp_path / "term-check-91c2.json.lock").exists()     # released on the way out
+
+
+@pytest.mark.parametrize("mode", ["worker", "direct"])
+def test_rank0_that_cannot_start_stops_every_rank(tmp_path, mode):
+    """Issue 14: a rank 0 that could not open the samples file (here: another process holds it)
+    used to leave rank 1 waiting for it until the launcher's 120 s start-up timeout; now every
+    rank stops at once with rank 0's message."""
+    samples = tmp_path / "busy.samples.jsonl"
+    samples.write_text('{"kind": "run"}\n')
+    ready = tmp_path / "ready"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(samples)!r}, os.O_RDWR)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               f"open({str(ready)!r}, 'w').close()\n"
+                               "time.sleep(120)\n"])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        extra = ["--worker", "shm"] if mode == "worker" else ["--direct"]
+        r = subprocess.run([find_mpiexec(), "-n", "2", sys.executable, "-m", "tlop.runtime.measure",
+                            *extra, "--quick", "--bench", "taulop", "--sizes", "1", "--resume",
+                            "--out", str(tmp_path / "busy.json")],
+                           capture_output=True, text=True, timeout=90)
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert r.returncode != 0
+    assert r.stderr.count("another process") == 2, r.stderr      # both ranks say why
+    assert "Traceback" not in r.stderr

@@ -49,7 +49,7 @@ def test_explain_prints_rules_and_result(capsys):
     assert run_explain(_args(add_explain_arguments, ["mod.tlop", "summa80"]), load) == 0
     out = capsys.readouterr().out
     assert "a2-a3-lockstep" in out and "a1-gather" in out
-    assert "= 2‖T^c0(116) + T^c0(18) + 3‖T^c1(35) + 2‖T^c1(166) + T^c1(81)" in out
+    assert "= 2‖T^c0(116 B) + T^c0(18 B) + 3‖T^c1(35 B) + 2‖T^c1(166 B) + T^c1(81 B)" in out
     assert "model assumptions used: A1, A2, A3" in out
 
 

@@ -418,6 +418,11 @@ class PassManager:
         self.rules = rules
 
     def run(self, e: ir.Expr) -> SimplifyResult:
+        """Every pass's output is typed again (:func:`tlop.ir.typecheck.annotate`) from the types
+        the input's variables carry, so that printers and the verifier see a typed IR."""
+        from tlop.ir.typecheck import annotate
+
+        env = {n.name: n.ty for n in ir.walk(e) if isinstance(n, ir.Var) and n.ty is not None}
         res = SimplifyResult(expr=e, original=e, families=self.ctx.families)
         for name, _, fams in self.PASSES:
             fam = self.ctx.families if fams is None else (self.ctx.families & fams)
@@ -427,6 +432,8 @@ class PassManager:
             t0 = time.perf_counter()
             before = ir.node_count(res.expr)
             out = s.run(res.expr)
+            if e.ty is not None:
+                out = annotate(out, self.ctx.program, env, e.ty)
             dt = time.perf_counter() - t0
             res.passes.append(PassRecord(name, dt, before, ir.node_count(out), s.rewrites))
             res.steps.extend(s.steps)

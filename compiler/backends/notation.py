@@ -81,8 +81,28 @@ class _Printer:
 
     def f_Num(self, e, compact):
         if e.value < 0:
-            return (self.minus_sign() + format_number(-e.value), _UNARY)
-        return (format_number(e.value), _ATOM)
+            return (self.minus_sign() + self.quantity(-e.value, e.ty), _UNARY)
+        return (self.quantity(e.value, e.ty), _ATOM)
+
+    def quantity(self, v: float, ty) -> str:
+        """A constant with the unit of its dimension (``1 µs``, ``4KiB``, ``2e-10 s/B``), so that
+        a printed time is never read as a plain number; zero and plain numbers print bare."""
+        if ty is None or v == 0 or not math.isfinite(v) or getattr(ty, "kind", "num") != "num" \
+                or (not ty.time and not ty.bytes):
+            return format_number(v)
+        if ty.time == 1 and not ty.bytes:
+            for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+                if v >= f or unit == "ns":
+                    return self.with_unit(format_number(float(f"{v / f:.12g}")), unit)
+        if ty.bytes == 1 and not ty.time:
+            for unit, f in (("TiB", 2.0 ** 40), ("GiB", 2.0 ** 30), ("MiB", 2.0 ** 20), ("KiB", 1024.0)):
+                if v >= f and v % f == 0:
+                    return self.with_unit(format_number(v / f), unit)
+            return self.with_unit(format_number(v), "B")
+        return self.with_unit(format_number(v), ty.units())
+
+    def with_unit(self, number: str, unit: str) -> str:
+        return f"{number} {unit}"
 
     def f_Var(self, e, compact):
         return (self.name(e.name), _ATOM)
@@ -312,6 +332,9 @@ _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda", "mu",
 
 
 class _LatexPrinter(_Printer):
+    def with_unit(self, number: str, unit: str) -> str:
+        return number + "\\,\\mathrm{" + unit.replace("µ", "\\mu ") + "}"
+
     def minus_sign(self):
         return "-"
 

@@ -14,7 +14,8 @@ Modules, one job each:
 * :mod:`.bench_taulop`, :mod:`.bench_plogp`, :mod:`.bench_maxrate`, :mod:`.bench_coll`,
   :mod:`.bench_cuda` — the timed kernels;
 * :mod:`.worker` — what every MPI rank runs;
-* :mod:`.store` — the raw-sample file: append, read, resume;
+* :mod:`.store` — the raw-sample file: append, read, resume, refuse damaged records;
+* :mod:`.lock` — one writer per output (a ``flock`` on ``PATH.lock``);
 * :mod:`.fit` — postal segmented fits, τ-Lop/pLogP/LogGP derivations (pure);
 * :mod:`.assemble` — point records → profile dictionary;
 * :mod:`.launch` — relaunching under the ``mpiexec`` beside the interpreter, with timeouts;

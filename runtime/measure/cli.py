@@ -15,6 +15,14 @@ What it does: :func:`add_arguments` declares the options on an ``argparse`` pars
   nodes — and rank 0 writes the profile;
 * **worker** (``--worker ROLE``, internal): one relaunched rank.
 
+Before anything is launched, planned or allocated, every option is checked (finite, in range;
+``--np`` against what this host can start, :func:`.launch.max_local_ranks`; the output's
+directory writable or creatable), then the output is locked (:class:`.lock.OutputLock`: a
+second run on it, e.g. a concurrent ``--resume``, is refused) and, on ``--resume``, the samples
+file is checked record by record (:func:`.store.check_records`).  Progress goes through
+:func:`say`, which drops it once stderr has gone away instead of ending the run.  SIGTERM stops
+a launcher like Ctrl-C (exit status 143).
+
 :func:`main` is ``python -m tlop.runtime.measure``: it prints a TlopError's message and exits 1
 instead of showing a traceback.
 
@@ -24,18 +32,23 @@ What it does not do: the measuring itself (:mod:`.worker`), the fits (:mod:`.fit
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 
 from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.text import has_control, printable
 
 from tlop.runtime.measure import launch
 from tlop.runtime.measure.plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
                    parse_benchmarks, plan_channel, plan_collectives, quick_settings)
-from tlop.runtime.measure.store import read_records, samples_path
+from tlop.runtime.measure.lock import OutputLock, writer_busy
+from tlop.runtime.measure.store import check_records, done_keys, read_records, samples_path
 
 __all__ = ["add_arguments", "run", "main", "settings_from_args"]
 
@@ -87,18 +100,65 @@ def _parse_sizes(text: str) -> tuple:
         item = item.strip()
         q = split_quantity(item) if item else None
         if q is None or (q[1] and unit_kind(q[1]) not in ("bytes", "number")):
-            raise TlopError(f"--sizes: {item!r} is not a size (examples: 1, 64KiB, 1MiB)")
+            raise TlopError(f"--sizes: {printable(item)!r} is not a size (examples: 1, 64KiB, 1MiB)")
         v = q[0] * unit_factor(q[1]) if q[1] else q[0]
-        if v < 0 or v != int(v):
-            raise TlopError(f"--sizes: {item!r} is not a whole number of bytes")
+        if not math.isfinite(v) or v < 0 or v != int(v):
+            raise TlopError(f"--sizes: {printable(item)!r} is not a whole number of bytes")
+        if v > MAX_SIZE:
+            raise TlopError(f"--sizes: {printable(item)!r} is larger than {MAX_SIZE} bytes (1 GiB), "
+                            f"the largest message tlop measure sends")
         out.append(int(v))
+        if len(out) > MAX_SIZES:
+            raise TlopError(f"--sizes: more than {MAX_SIZES} sizes")
     sizes = tuple(sorted(set(out)))
     if not sizes:
         raise TlopError("--sizes: no size given")
     return sizes
 
 
+#: the largest message size --sizes accepts (bytes)
+MAX_SIZE = 1 << 30
+#: the most sizes --sizes accepts
+MAX_SIZES = 1000
+#: the range of each numeric option: (option, lowest, highest, which ends are excluded)
+_RANGES = {
+    "eps": ("--eps", 0.0, 1.0, "low"),
+    "cl": ("--cl", 0.0, 1.0, "both"),
+    "min_reps": ("--min-reps", 1, 10_000_000, ""),
+    "max_reps": ("--max-reps", 1, 10_000_000, ""),
+    "time_cap": ("--time-cap", 0.0, 86_400.0, "low"),
+    "warmup": ("--warmup", 0, 1_000_000, ""),
+    "timeout": ("--timeout", 0.0, 7 * 86_400.0, "low"),
+    "tau_max": ("--tau-max", 1, 1_000_000, ""),
+}
+
+
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _check_range(dest: str, v) -> None:
+    opt, lo, hi, excluded = _RANGES[dest]
+    if isinstance(v, float) and not math.isfinite(v):
+        raise TlopError(f"{opt} {v}: must be a finite number")
+    low_out = v < lo or (v == lo and excluded in ("low", "both"))
+    high_out = v > hi or (v == hi and excluded == "both")
+    if low_out or high_out:
+        if excluded == "both":
+            rule = f"between {_num(lo)} and {_num(hi)} (both excluded)"
+        elif excluded == "low":
+            rule = f"above {_num(lo)} and at most {_num(hi)}"
+        else:
+            rule = f"between {_num(lo)} and {_num(hi)}"
+        raise TlopError(f"{opt} {_num(v)}: must be {rule}")
+
+
 def settings_from_args(args) -> Settings:
+    """The run's settings from the options, every one checked (finite, in range) first."""
+    for dest in _RANGES:
+        v = getattr(args, dest, None)
+        if v is not None:
+            _check_range(dest, v)
     st = quick_settings() if args.quick else full_settings()
     rule = st.rule
     from dataclasses import replace
@@ -107,22 +167,58 @@ def settings_from_args(args) -> Settings:
         v = getattr(args, opt, None)
         if v is not None:
             rule = replace(rule, **{fld: v})
-    if not (0 < rule.cl < 1):
-        raise TlopError(f"--cl {rule.cl}: must be between 0 and 1")
-    if rule.eps <= 0 or rule.min_n < 1 or rule.max_n < rule.min_n or rule.time_cap <= 0 or rule.warmup < 0:
-        raise TlopError("method options: need eps > 0, 1 <= min-reps <= max-reps, time-cap > 0, warmup >= 0")
+    if rule.max_n < rule.min_n:
+        raise TlopError(f"--min-reps {rule.min_n} is more than --max-reps {rule.max_n}")
     kw = {"rule": rule, "benchmarks": parse_benchmarks(args.bench)}
     if args.sizes:
         kw["sizes"] = _parse_sizes(args.sizes)
     if args.tau_max is not None:
-        if args.tau_max < 1:
-            raise TlopError("--tau-max must be at least 1")
         kw["tau_max"] = args.tau_max
     if args.timeout is not None:
-        if args.timeout <= 0:
-            raise TlopError("--timeout must be positive")
         kw["point_timeout"] = args.timeout
     return st.with_(**kw)
+
+
+def _check_np(args) -> None:
+    """``--np``: at least 2, and no more than a relaunch can start here — checked before
+    anything is planned (a plan grows with the ranks: τ up to np, pairs up to np/2)."""
+    if args.np < 2:
+        raise TlopError("--np must be at least 2 (benchmarks need a pair of ranks)")
+    if args.direct or launch.under_mpi():
+        return                          # ignored: the job has the ranks it has
+    most, why = launch.max_local_ranks()
+    if args.np > most:
+        raise TlopError(f"--np {args.np}: this host can start at most {max(most, 0)} ranks ({why}); "
+                        f"to measure more, start the job yourself with mpiexec or srun")
+
+
+def _check_name(name: str) -> str:
+    if not name.strip() or has_control(name) or len(name) > 200:
+        raise TlopError(f"--name '{printable(name)[:80]}': a profile name is 1 to 200 characters "
+                        f"without control characters")
+    return name
+
+
+def _check_out(out: Path) -> None:
+    """The output must be a ``.json`` file that can be written: its directory exists (or is
+    created now) and is writable, and neither it nor the samples file is a directory."""
+    shown = printable(out)
+    if out.suffix != ".json":
+        raise TlopError(f"--out {shown}: a profile file name ends in .json")
+    for p in (out, samples_path(out)):
+        if p.is_dir():
+            raise TlopError(f"--out {shown}: {printable(p)} is a directory")
+    parent = out.parent if str(out.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TlopError(f"--out {shown}: cannot create the directory {printable(parent)}: "
+                        f"{err.strerror or err}") from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TlopError(f"--out {shown}: the directory {printable(parent)} is not writable")
+    samples = samples_path(out)
+    if samples.exists() and not os.access(samples, os.W_OK):
+        raise TlopError(f"--out {shown}: the samples file {printable(samples)} is not writable")
 
 
 def _channels(args) -> tuple:
@@ -148,6 +244,27 @@ def _worker_args(args, settings: Settings, out: Path) -> list:
     return a
 
 
+def say(text: str) -> None:
+    """One line of progress or news on stderr.  When stderr has gone away (``tlop measure 2>&1 |
+    head``) the line is dropped, and so is every later one: the measurement goes on to the end
+    and writes its profile — a reader that stops reading is not a reason to stop measuring."""
+    global _stderr_gone
+    if _stderr_gone:
+        return
+    try:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        _stderr_gone = True
+        try:
+            sys.stderr = open(os.devnull, "w")   # noqa: SIM115  (later writes, and the exit flush)
+        except OSError:
+            pass
+
+
+_stderr_gone = False
+
+
 class _Progress:
     """Progress with an ETA: a rich bar on a terminal, plain lines otherwise, nothing if quiet."""
 
@@ -167,14 +284,21 @@ class _Progress:
                                       console=Console(stderr=True), transient=False)
                 self._task = self._rich.add_task("tlop measure", total=self.total)
                 self._rich.start()
-            except ImportError:
+            except (ImportError, OSError):
                 self._rich = None
 
     def event(self, ev: dict) -> None:
+        try:
+            self._event(ev)
+        except (OSError, ValueError):   # the terminal went away under the progress bar
+            self._rich = None
+            say("")
+
+    def _event(self, ev: dict) -> None:
         kind = ev.get("event")
         if kind == "start":
             if self._rich is not None:
-                self._rich.update(self._task, description=ev["label"][:48].ljust(48))
+                self._rich.update(self._task, description=printable(str(ev.get("label")))[:48].ljust(48))
         elif kind in ("done", "skip"):
             self.done += 1
             if self._rich is not None:
@@ -182,14 +306,16 @@ class _Progress:
             elif not self.quiet and (self.done % 10 == 0 or self.done == self.total):
                 el = time.monotonic() - self.t0
                 eta = el / self.done * (self.total - self.done)
-                sys.stderr.write(f"tlop measure: {self.done}/{self.total} points, "
-                                 f"{el:.0f} s elapsed, ETA {eta:.0f} s\n")
+                say(f"tlop measure: {self.done}/{self.total} points, {el:.0f} s elapsed, ETA {eta:.0f} s")
         elif kind == "nothing" and not self.quiet:
-            sys.stderr.write(f"tlop measure: nothing to measure: {ev.get('reason')}\n")
+            say(f"tlop measure: nothing to measure: {printable(str(ev.get('reason')))}")
 
     def close(self) -> None:
         if self._rich is not None:
-            self._rich.stop()
+            try:
+                self._rich.stop()
+            except (OSError, ValueError):
+                pass
             self._rich = None
 
 
@@ -230,16 +356,14 @@ def _save(samples: Path, out: Path, name: str, planned: set, quiet: bool):
 
 
 def run(args) -> int:
-    """Carry out ``tlop measure``; returns the exit status."""
-    if args.np is not None and args.np < 2 and not args.worker:
-        raise TlopError("--np must be at least 2 (benchmarks need a pair of ranks)")
+    """Carry out ``tlop measure``; returns the exit status.  Every option and the output path
+    are checked before anything is launched, planned or allocated."""
     settings = settings_from_args(args)
     channels = _channels(args)
     out = Path(args.out)
     if out.suffix != ".json":
-        raise TlopError(f"--out {args.out}: a profile file name ends in .json")
+        raise TlopError(f"--out {printable(args.out)}: a profile file name ends in .json")
     samples = samples_path(out)
-    name = args.name or socket.gethostname().split(".")[0] or "localhost"
 
     if args.worker:
         from tlop.runtime.measure.worker import run_worker
@@ -247,31 +371,74 @@ def run(args) -> int:
                    net_kind=args.net_transmission)
         return 0
 
+    _check_np(args)
     if args.resume and args.overwrite:
         raise TlopError("--resume and --overwrite contradict each other")
-    exists = samples.exists() and samples.stat().st_size > 0
-    if exists and not (args.resume or args.overwrite):
-        raise TlopError(f"{samples} holds an earlier run's samples; pass --resume to continue it "
-                        f"or --overwrite to start again")
-    if args.resume and not exists:
-        sys.stderr.write(f"tlop measure: nothing to resume in {samples}; starting a new run\n")
+    _check_out(out)
+    name = (_check_name(args.name) if args.name is not None
+            else socket.gethostname().split(".")[0] or "localhost")
+    net_env = {}
+    for item in args.net_env:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise TlopError(f"--net-env {printable(item)!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        net_env[k] = v
 
     if args.direct or launch.under_mpi():
         return _run_direct(args, settings, channels, samples, out, name)
+    with OutputLock(out), _terminate_as_interrupt():
+        _prepare_samples(args, samples, remove=True)
+        return _run_launcher(args, settings, channels, samples, out, name, net_env)
 
-    if args.overwrite and samples.exists():
+
+def _prepare_samples(args, samples: Path, remove: bool) -> None:
+    """With the output locked: refuse to mix with an earlier run unless told (--resume,
+    --overwrite), refuse while another process still appends to the samples file (the ranks of
+    a launcher that was killed, not yet gone), and refuse a damaged samples file on --resume."""
+    exists = samples.exists() and samples.stat().st_size > 0
+    shown = printable(samples)
+    if exists and not (args.resume or args.overwrite):
+        raise TlopError(f"{shown} holds an earlier run's samples; pass --resume to continue it "
+                        f"or --overwrite to start again")
+    if writer_busy(samples):
+        raise TlopError(f"{shown}: another process is still writing this samples file (the ranks "
+                        f"of an earlier tlop measure?); wait for it to end, then run again with --resume")
+    if args.resume and exists:
+        check_records(samples)
+    if args.resume and not exists and not args.quiet:
+        say(f"tlop measure: nothing to resume in {shown}; starting a new run")
+    if remove and args.overwrite and samples.exists():
         samples.unlink()
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the job is stopped and what was measured is saved."""
+
+
+class _terminate_as_interrupt:
+    """While a launcher runs, SIGTERM stops it the way Ctrl-C does (main thread only)."""
+
+    def __enter__(self):
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            def on_term(signum, frame):
+                raise _Terminated()
+            self._old = signal.signal(signal.SIGTERM, on_term)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+
+
+def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str, net_env: dict) -> int:
+    """Relaunch under mpiexec, once per launch of :func:`_launches`, and write the profile."""
     mpiexec = launch.find_mpiexec(args.mpiexec)
     flavor = launch.mpi_flavor(mpiexec)
-    net_env = launch.forced_network_env(flavor)
-    for item in args.net_env:
-        if "=" not in item:
-            raise TlopError(f"--net-env {item!r}: expected KEY=VALUE")
-        k, v = item.split("=", 1)
-        net_env[k] = v
+    net_env = {**launch.forced_network_env(flavor), **net_env}
     launches = _launches(channels, settings, args.np, args.net_transmission, flavor["family"], net_env)
     planned = set().union(*(keys for _, _, keys in launches)) if launches else set()
-    done = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
+    done = done_keys(read_records(samples))
     progress = _Progress(len(planned - done), args.quiet)
     t0 = time.monotonic()
     wargs = _worker_args(args, settings, out)
@@ -287,16 +454,17 @@ def run(args) -> int:
                 # the library refused a forced algorithm (MPICH can do so inside MPI_Init): keep
                 # the rest of the run, and say so for each point this launch did not measure
                 _skip_rest(samples, keys, role, env, str(err.diagnostics[0].message), progress)
-            done = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
+            done = done_keys(read_records(samples))
             _save(samples, out, name, planned, args.quiet)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         progress.close()
         prof = _save(samples, out, name, planned, args.quiet)
         kept = sum(1 for r in read_records(samples) if r.get("kind") == "point")
-        sys.stderr.write(f"tlop measure: interrupted; {kept} point(s) kept in {samples}"
-                         + (f", partial profile in {out}" if prof else "")
-                         + "; run the same command with --resume to finish\n")
-        return 130
+        what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+        say(f"tlop measure: {what}; {kept} point(s) kept in {printable(samples)}"
+            + (f", partial profile in {printable(out)}" if prof else "")
+            + "; run the same command with --resume to finish")
+        return 143 if isinstance(stop, _Terminated) else 130
     except TlopError as err:
         progress.close()
         try:
@@ -304,7 +472,8 @@ def run(args) -> int:
         except TlopError:
             prof = None
         kept = sum(1 for r in read_records(samples) if r.get("kind") == "point")
-        note = (f"\n{kept} point(s) kept in {samples}" + (f" (partial profile in {out})" if prof else "")
+        note = (f"\n{kept} point(s) kept in {printable(samples)}"
+                + (f" (partial profile in {printable(out)})" if prof else "")
                 + "; fix the cause and run the same command with --resume")
         raise TlopError(str(err.diagnostics[0].message) + note) from None
     progress.close()
@@ -316,9 +485,9 @@ def run(args) -> int:
         raise TlopError("nothing was measured")
     if not args.quiet:
         w = prof.metadata.get("warnings", [])
-        sys.stderr.write(f"tlop measure: wrote {out} ({prof.metadata.get('points_measured')} points, "
-                         f"{time.monotonic() - t0:.0f} s) and raw samples {samples}"
-                         + (f"; {len(w)} warning(s) in its metadata" if w else "") + "\n")
+        say(f"tlop measure: wrote {printable(out)} ({prof.metadata.get('points_measured')} points, "
+            f"{time.monotonic() - t0:.0f} s) and raw samples {printable(samples)}"
+            + (f"; {len(w)} warning(s) in its metadata" if w else ""))
     return 0
 
 
@@ -329,7 +498,7 @@ def _skip_rest(samples: Path, keys: set, role: str, env: dict, message: str, pro
     """Skip records for the points of a failed forced-algorithm launch that it did not measure."""
     from tlop.runtime.measure.store import SampleStore
 
-    have = {r["key"] for r in read_records(samples) if r.get("kind") in ("point", "skip")}
+    have = done_keys(read_records(samples))
     forcing = " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith(("MPIR_CVAR_", "OMPI_MCA_")))
     first = next((l for l in message.splitlines() if "not usable" in l), message.splitlines()[0] if message else "")
     with SampleStore(samples) as store:
@@ -352,7 +521,7 @@ def _run_cuda(samples: Path, settings: Settings, quiet: bool) -> None:
     with SampleStore(samples) as store:
         if reason:
             if not quiet:
-                sys.stderr.write(f"tlop measure: skipping the cuda benchmark: {reason}\n")
+                say(f"tlop measure: skipping the cuda benchmark: {reason}")
             store.append({"kind": "skip", "key": CUDA_KEY, "bench": "cuda", "channel": "host",
                           "params": {}, "reason": reason})
             return
@@ -371,17 +540,34 @@ def _run_direct(args, settings, channels, samples, out, name) -> int:
     if world.Get_size() < 2:
         raise TlopError("tlop measure is running as a single MPI rank; start it with at least 2 "
                         "(mpiexec -n 2 … or srun -n 2 …), or without mpiexec to let it relaunch itself")
-    fresh = bool(args.overwrite)
-    role = "auto"
-    result = run_worker(samples, role, settings, resume=not fresh, events=False,
-                        net_kind=args.net_transmission, fresh=fresh, channels=channels)
-    if world.Get_rank() != 0:
-        return 0
-    prof = _save(samples, out, name, result.get("keys"), args.quiet)
+    # rank 0 writes: it takes the output's lock and checks the samples file, and every rank
+    # learns the outcome (so none waits for a rank 0 that refused to start)
+    lock = OutputLock(out)
+    problem = None
+    if world.Get_rank() == 0:
+        try:
+            lock.acquire()
+            _prepare_samples(args, samples, remove=False)
+        except TlopError as err:
+            problem = err.diagnostics[0].message
+    problem = world.bcast(problem, root=0)
+    if problem:
+        lock.release()
+        raise TlopError(problem)
+    try:
+        fresh = bool(args.overwrite)
+        role = "auto"
+        result = run_worker(samples, role, settings, resume=not fresh, events=False,
+                            net_kind=args.net_transmission, fresh=fresh, channels=channels)
+        if world.Get_rank() != 0:
+            return 0
+        prof = _save(samples, out, name, result.get("keys"), args.quiet)
+    finally:
+        lock.release()
     if prof is None:
         raise TlopError("nothing was measured")
     if not args.quiet:
-        sys.stderr.write(f"tlop measure: wrote {out} and raw samples {samples}\n")
+        say(f"tlop measure: wrote {printable(out)} and raw samples {printable(samples)}")
     return 0
 
 
@@ -394,8 +580,8 @@ def main(argv=None) -> int:
     try:
         return run(args)
     except TlopError as err:
-        sys.stderr.write(str(err).rstrip() + "\n")
+        say(str(err).rstrip())
         return 1
     except KeyboardInterrupt:
-        sys.stderr.write("tlop measure: interrupted\n")
+        say("tlop measure: interrupted")
         return 130

@@ -14,7 +14,17 @@ libfabric ``FI_PROVIDER=tcp``, since UCX alone would still use shared memory; Op
 * raises :class:`TlopError` with the point in flight and the tail of the ranks' stderr if the
   job fails (a rank crashed or aborted);
 * on Ctrl-C stops the job (SIGINT, then SIGKILL) and re-raises ``KeyboardInterrupt`` — every
-  finished point is already on disk.
+  finished point is already on disk;
+* ties the job's life to the launcher's, however the launcher ends (even SIGKILL, which runs
+  no cleanup): on Linux ``mpiexec`` gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` before it starts
+  (:func:`die_with_parent`; when it dies, Hydra's proxies kill their ranks), and every rank
+  watches the launcher's PID itself (``TLOP_MEASURE_LAUNCHER_PID``,
+  :func:`.worker.watch_launcher`), which also covers other launchers and systems without
+  ``prctl``.  The death signal follows the *thread* that started ``mpiexec``: call
+  :func:`run_ranks` from a thread that outlives the job (the CLI calls it from the main thread).
+
+:func:`max_local_ranks` is the most ranks a relaunch on this host may start (``--np`` is checked
+against it before anything is planned or allocated).
 
 What it does not do: measure (:mod:`.worker`) or assemble the profile (:mod:`.assemble`).
 """
@@ -36,9 +46,60 @@ from typing import Callable, Optional
 
 from tlop.runtime.diagnostics import TlopError
 
-from tlop.runtime.measure.worker import EVENT_PREFIX
+from tlop.runtime.measure.worker import EVENT_PREFIX, LAUNCHER_ENV, process_start
 
-__all__ = ["find_mpiexec", "under_mpi", "mpi_flavor", "forced_network_env", "run_ranks"]
+__all__ = ["find_mpiexec", "under_mpi", "mpi_flavor", "forced_network_env", "run_ranks",
+           "die_with_parent", "max_local_ranks", "MAX_LOCAL_RANKS"]
+
+#: the most ranks a relaunch starts on one host, whatever the limits say
+MAX_LOCAL_RANKS = 1024
+#: memory a rank needs at least (a Python interpreter with numpy and mpi4py, and its buffers)
+RANK_BYTES = 64 << 20
+
+
+def max_local_ranks() -> tuple:
+    """(the most ranks a relaunch can start on this host, what limits it): the smallest of
+    :data:`MAX_LOCAL_RANKS`, the user's process limit (``RLIMIT_NPROC``) less the processes
+    this needs besides the ranks, and the available memory over :data:`RANK_BYTES`."""
+    best, why = MAX_LOCAL_RANKS, f"tlop measure starts at most {MAX_LOCAL_RANKS} ranks on one host"
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+        if soft != resource.RLIM_INFINITY and soft - 16 < best:
+            best, why = max(soft - 16, 0), f"the process limit (ulimit -u) is {soft}"
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next((int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:")), None)
+        if avail is not None and avail // RANK_BYTES < best:
+            best = int(avail // RANK_BYTES)
+            why = (f"{avail >> 20} MiB of memory is available, about {RANK_BYTES >> 20} MiB per rank")
+    except (OSError, ValueError):
+        pass
+    return best, why
+
+
+def die_with_parent(parent_pid: int):
+    """A ``preexec_fn`` that makes the child get SIGKILL when the thread that started it ends
+    (Linux ``prctl(PR_SET_PDEATHSIG)``), and exit at once if its parent is already gone; None
+    where ``prctl`` does not exist."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved before the fork
+    except (OSError, AttributeError):
+        return None
+    PR_SET_PDEATHSIG = 1
+    kill = int(signal.SIGKILL)
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != parent_pid:      # the launcher died before the death signal was set
+            os._exit(1)
+
+    return preexec
 
 _MPI_RANK_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS",
                   "MV2_COMM_WORLD_SIZE", "PALS_RANKID")
@@ -146,10 +207,13 @@ def run_ranks(np_: int, role: str, worker_args: list, env_extra: dict, mpiexec: 
     env.update(env_extra)
     env["TLOP_MEASURE_WORKER"] = "1"
     env["TLOP_MEASURE_LAUNCHER"] = f"{Path(mpiexec).name} -n {np_} (relaunched by tlop measure)"
+    me = os.getpid()
+    env[LAUNCHER_ENV] = f"{me}:{process_start(me) or ''}"
     env.setdefault("PYTHONUNBUFFERED", "1")
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env, start_new_session=True, bufsize=1)
+                                env=env, start_new_session=True, bufsize=1,
+                                preexec_fn=die_with_parent(me))
     except OSError as err:
         raise TlopError(f"cannot start {mpiexec}: {err.strerror or err}") from None
     q: "queue.Queue" = queue.Queue()

@@ -12,7 +12,11 @@ rest one by one: every rank builds the point's group communicator, the group run
 adaptively (:mod:`.engine`), and world rank 0 appends the record to the samples file
 (:mod:`.store`) before starting the next point.  A watchdog ends a rank stuck on one point.
 Rank 0 reports progress as ``@@tlop {json}`` lines on stdout when a parent launcher reads them
-(``events=True``), or as plain lines on stderr otherwise.
+(``events=True``), or as plain lines on stderr otherwise (dropped, not fatal, once stderr is
+gone: ``mpiexec … tlop measure 2>&1 | head`` measures to the end).  A relaunched rank ends
+itself when its launcher process ends (:func:`watch_launcher`); a failure of rank 0 before the
+first point (the samples file held by another writer, say) is broadcast, so every rank stops
+with the same message instead of waiting for it.
 
 What it does not do: relaunch itself (:mod:`.launch`) or build the profile (:mod:`.assemble`,
 called by the caller on rank 0 afterwards).
@@ -34,9 +38,10 @@ from tlop.runtime.measure import bench_coll, bench_maxrate, bench_plogp, bench_t
 from tlop.runtime.measure.engine import Watchdog, adaptive
 from tlop.runtime.measure.plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
 from tlop.runtime.measure.stats import summarize
-from tlop.runtime.measure.store import SampleStore, point_record, read_records
+from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.measure.store import SampleStore, done_keys, point_record, read_records
 
-__all__ = ["run_worker", "EVENT_PREFIX", "ENV_PREFIXES"]
+__all__ = ["run_worker", "watch_launcher", "process_start", "LAUNCHER_ENV", "EVENT_PREFIX", "ENV_PREFIXES"]
 
 EVENT_PREFIX = "@@tlop "
 #: environment variables recorded in the metadata (they change what MPI does)
@@ -49,13 +54,100 @@ def _emit(events: bool, **ev) -> None:
     if events:
         sys.stdout.write(EVENT_PREFIX + json.dumps(ev) + "\n")
         sys.stdout.flush()
-    elif ev.get("event") in ("start", "plan", "skip", "channel"):
+    elif ev.get("event") in ("start", "plan", "skip", "channel") and not _progress_gone:
         msg = {"plan": lambda: f"{ev['todo']} of {ev['total']} points to measure",
                "start": lambda: f"[{ev['i']}/{ev['todo']}] {ev['label']}",
                "skip": lambda: f"skipped {ev['label']}: {ev['reason']}",
                "channel": lambda: f"channel {ev['channel']} ({ev['transmission']}): {ev['ranks']} ranks"}[ev["event"]]()
-        sys.stderr.write(f"tlop measure: {msg}\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(f"tlop measure: {msg}\n")
+            sys.stderr.flush()
+        except OSError:             # whoever read the progress went away: measure on without it
+            _drop_progress()
+
+
+_progress_gone = False
+
+
+def _drop_progress() -> None:
+    global _progress_gone
+    _progress_gone = True
+    try:
+        sys.stderr = open(os.devnull, "w")   # noqa: SIM115  (later writes, and the exit flush)
+    except OSError:
+        pass
+
+
+#: set by the launcher (:mod:`.launch`) to "PID:START": the ranks end when that process ends
+LAUNCHER_ENV = "TLOP_MEASURE_LAUNCHER_PID"
+
+
+def process_start(pid: int):
+    """The start time of process ``pid`` (clock ticks since boot, from /proc), "" where /proc
+    does not say, or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        return stat[stat.rindex(")") + 2:].split()[19]
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass
+    return ""
+
+
+def watch_launcher(environ=None) -> bool:
+    """End this rank (exit status 4) as soon as the launcher that relaunched it has gone —
+    killed with SIGKILL, say, when nothing else could stop the job — so no rank outlives it and
+    a ``--resume`` never measures beside orphans.  A daemon thread waits on a pidfd of the
+    launcher (no polling), or checks it every half second where pidfds do not exist; the
+    launcher's start time guards against its PID being reused.  Returns whether it watches."""
+    import threading
+
+    spec = (os.environ if environ is None else environ).get(LAUNCHER_ENV, "")
+    pid_text, _, start = spec.partition(":")
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+
+    def alive() -> bool:
+        now = process_start(pid)
+        return now is not None and (not start or not now or now == start)
+
+    def gone() -> None:
+        try:
+            sys.stderr.write(f"tlop measure: rank stopping: its launcher (process {pid}) has gone\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(4)
+
+    fd = None
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    if not alive():                     # gone already (checked after opening: no PID reuse)
+        gone()
+
+    def wait() -> None:
+        if fd is not None:
+            import select
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            while not poller.poll():
+                pass
+        else:
+            while alive():
+                time.sleep(0.5)
+        gone()
+
+    threading.Thread(target=wait, name="tlop-launcher-watch", daemon=True).start()
+    return True
 
 
 def _timer_metadata(MPI) -> dict:
@@ -202,6 +294,7 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
     """Measure on every rank; returns a summary dict on world rank 0 (None elsewhere)."""
     from mpi4py import MPI
 
+    watch_launcher()
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
     wtime = MPI.Wtime
@@ -219,16 +312,28 @@ def run_worker(out_path, role: str, settings: Settings, resume: bool, events: bo
     store = None
     done: set = set()
     medians: dict = {}
+    failure = None
     if rank == 0:
-        store = SampleStore(out_path, fresh=fresh)
-        if resume:
-            for rec in read_records(out_path):
-                if rec.get("kind") in ("point", "skip"):
-                    done.add(rec["key"])
-                if rec.get("kind") == "point" and rec.get("stats", {}).get("median") is not None:
-                    medians[rec["key"]] = rec["stats"]["median"]
-        store.append(meta)
-    done = world.bcast(done, root=0)
+        # a failure here (the samples file is held by another writer, or cannot be written) is
+        # every rank's: told to all of them at once, so none waits for a rank 0 that has gone
+        try:
+            store = SampleStore(out_path, fresh=fresh)
+            if resume:
+                records = read_records(out_path)
+                done = done_keys(records)
+                for rec in records:
+                    stats = rec.get("stats")
+                    if (rec.get("kind") == "point" and rec.get("key") in done and isinstance(stats, dict)
+                            and isinstance(stats.get("median"), (int, float))):
+                        medians[rec["key"]] = stats["median"]
+            store.append(meta)
+        except (TlopError, OSError, ValueError) as err:
+            failure = err.diagnostics[0].message if isinstance(err, TlopError) else f"{out_path}: {err}"
+            if store is not None:
+                store.close()
+    failure, done = world.bcast((failure, done), root=0)
+    if failure:
+        raise TlopError(failure)
 
     plan = []
     for name, kind, ranks, tau_max, pairs in channels:
