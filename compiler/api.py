@@ -91,7 +91,9 @@ class AlgorithmHandle:
         if any(type(v) is not float for v in env.values()):
             import numpy as np
 
-            shape = np.broadcast_shapes(*(np.shape(v) for v in env.values()))
+            from tlop.backends.binding import broadcast_shape
+
+            shape = broadcast_shape(self.name, env)
             if 0 in shape:  # an empty grid costs nothing to evaluate
                 return np.zeros(shape)
         from tlop.backends.interp import Interpreter

@@ -42,7 +42,7 @@ from typing import Any, Optional
 import numpy as np
 
 from tlop import ir as tir
-from tlop.backends.binding import bind_arguments, binder_for
+from tlop.backends.binding import bind_arguments, binder_for, broadcast_shape
 from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import Interpreter
 
@@ -342,9 +342,8 @@ class Evaluator(functools.partial):
             shapes = {a.shape for a in values}
             shapes.discard(())
             shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(a.shape for a in values))
-        except ValueError as err:
-            raise TlopError(f"'{self.name}'.batch: arguments do not broadcast together: "
-                            + ", ".join(f"{n} {a.shape}" for n, a in zip(self._names, values))) from err
+        except ValueError:
+            shape = broadcast_shape(self.name, dict(zip(self._names, values)))  # raises the shared message
         code = self._code(combo)
         n = math.prod(shape)
         keep, ptrs, strides = [], [], []
