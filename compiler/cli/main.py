@@ -93,8 +93,11 @@ def _engine(args, handle, profile, points: int = 2):
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
+    from tlop.backends.nonfinite import check_finite
+
     interp = Interpreter(handle.module.program, profile)
-    return "interp", lambda env: interp.eval(handle.ir.body, env)
+    return "interp", lambda env: check_finite(interp.eval(handle.ir.body, env), handle.name, handle.module.program,
+                                              profile, handle.ir.body, env)
 
 
 def _fmt_arg(p, v) -> str:

@@ -290,7 +290,8 @@ class CodeGen(ExprFunctor):
         v = b.select(ok, r, _NAN)
         b.store(v, b.gep(out, [i]))
         i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", v, v)), b.block)
+        dv = b.fsub(v, v)  # NaN exactly when v is ±inf or NaN: a non-finite cost fails
+        bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", dv, dv)), b.block)
         b.branch(head)
 
         b.position_at_end(done)
