@@ -104,3 +104,21 @@ def test_the_cli_prints_no_infinite_cost(module, argv, words, capsys):
     assert main([a.replace("{f}", str(module.path)) for a in argv]) == 1
     captured = capsys.readouterr()
     assert "inf s  (" not in captured.out and words in captured.err
+
+
+@pytest.mark.parametrize("body, where, chain", [
+    ("transmission U[shm](m) = U[shm](m) + o[shm](m)\n", "2:26", "U[shm] -> U[shm]"),
+    ("transmission U[shm](m) = V[shm](m)\ntransmission V[shm](m) = 2 || U[shm](m / 2)\n", "3:31",
+     "U[shm] -> V[shm] -> U[shm]"),
+    ("transmission U[net](m) = o[net](m) + (U[shm](m) || T[net](m))\n"
+     "transmission U[shm](m) = U[net](m)\n", "3:26", "U[net] -> U[shm] -> U[net]"),
+])
+def test_a_recursive_transmission_fails_check(tmp_path, body, where, chain, capsys):
+    from tlop.cli.main import main
+
+    path = tmp_path / "rec.tlop"
+    path.write_text('import "taulop/platform.tlop"\n' + body + "algorithm a(m: bytes) = U[shm](m)\n")
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"rec.tlop:{where}: error: transmission" in err and f"({chain}); transmissions cannot recurse" in err
+    assert err.count("error:") == 1  # one cycle, reported once
