@@ -2,7 +2,8 @@
 
 What it does: holds the provenance (metadata and channel descriptions) of the three profiles
 shipped in ``stdlib/profiles/`` — metropolis, lusitania and ciemat — and regenerates each
-``NAME.json`` from the raw libtaulop files copied under ``stdlib/profiles/raw/NAME/`` with
+``NAME.json`` from the raw libtaulop files (``SHM.txt``, ``TCP.txt``, ``IB.txt``, ``gamma.txt``)
+copied under ``stdlib/profiles/raw/NAME/`` with
 :func:`tlop.runtime.convert_taulop.convert_taulop`.  A test asserts that the shipped JSON is
 exactly what :func:`build` produces, so the JSON can never drift from the raw files.
 
@@ -33,7 +34,7 @@ __all__ = ["BUNDLED", "raw_dir", "build", "regenerate", "stale", "main"]
 
 _LIBTAULOP = ("libtaulop, the tau-Lop C++ library of Rico-Gallego, Diaz-Martin et al. "
               "(University of Extremadura, https://github.com/hpc-unex/libtaulop), "
-              "parameter files params/{name}/SHM.txt, TCP.txt, IB.txt, copied unchanged to "
+              "parameter files params/{name}/SHM.txt, TCP.txt, IB.txt and gamma.txt, copied unchanged to "
               "stdlib/profiles/raw/{name}/")
 _METHOD = ("tau-Lop parameter measurement (000 sec. 5.2; 002 sec. 6 refers to the method's own "
            "paper): a Ring_tau operation in which process p_i sends m bytes to p_i+1 and receives "
@@ -44,6 +45,9 @@ _METHOD = ("tau-Lop parameter measurement (000 sec. 5.2; 002 sec. 6 refers to th
 _COMBINE = ("libtaulop costs one transmission as o + 2 L_shm on shared memory, o_ib + L_ib on "
             "InfiniBand and o_tcp + 2 L_shm + L_tcp on TCP (000 eq. 1-3). The tables are "
             "measured, hence noisy and not monotone in m or tau, and are copied as distributed.")
+
+_SAME_GAMMA = (" The gamma.txt of lusitania and of ciemat are the same file, in which every "
+               "operation column is equal; the sources do not say how or where it was measured.")
 
 #: name -> (metadata, channel descriptions)
 BUNDLED = {
@@ -80,7 +84,7 @@ BUNDLED = {
                       "Lusitania as an SMP and do not say how those were measured. o(m) is "
                       "piecewise constant and some entries are exactly 0 (TCP L(m,1) for "
                       "m <= 128). 002 sec. 6 used IMB on MPICH 1.4.1p1 on this machine; the MPI "
-                      "and date of these tables are not stated."),
+                      "and date of these tables are not stated." + _SAME_GAMMA),
         },
         {"shm": "shared memory (ccNUMA SMP)", "tcp": "TCP network", "ib": "InfiniBand"},
     ),
@@ -99,7 +103,7 @@ BUNDLED = {
                       "40 Gbps and 1 Gbps Ethernet, CentOS 6.5, Open MPI 1.8.1), but nothing in "
                       "the sources ties these tables to it. Values are given to 1 ns, o(m) is "
                       "piecewise constant, and the first row (m = 1) of TCP L equals that of IB "
-                      "L, as distributed."),
+                      "L, as distributed." + _SAME_GAMMA),
         },
         {"shm": "shared memory (intra-node)", "tcp": "TCP network", "ib": "InfiniBand"},
     ),

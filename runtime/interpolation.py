@@ -31,6 +31,14 @@ algorithm is written once, here, in the order it must be evaluated:
    ``"linear"`` extends the last two columns' line.
 7. **Non-negativity.**  With ``nonnegative`` the result is ``max(r, 0)`` (NaN stays NaN):
    extrapolated times cannot go negative.
+8. **m beyond the last grid point, ``"chunks"``** (libtaulop's rule): a size past the last
+   grid point ``s = m[-1] > 0`` is charged as whole messages of size ``s`` plus the remainder,
+   ``f(k·s + r) = k·f(s) + f(r)`` with ``0 < r <= s``.  Where ``x > s`` (x after step 2):
+   ``r = fmod(x, s)``, replaced by ``s`` where it is 0 or NaN (x = +inf);
+   ``k = floor((x - r) / s + 0.5)`` (a whole number); steps 3–7 run at ``r`` (giving ``v``)
+   and at ``s`` (giving ``w``, same τ), and the result is ``w * k + v`` (multiply, then add).
+   Elsewhere steps 3–7 run at x.  This is libtaulop's recursion ``T(m) = T(s) + T(m - s)``
+   in closed form (same value up to rounding, O(1) for any m).
 
 A one-point axis is constant along that axis (there is no segment to extrapolate; a single τ
 column with ``"linear"`` behaves like ``"clamp"``, with ``"proportional"`` it still scales).
@@ -50,18 +58,21 @@ import numpy as np
 from tlop.runtime.errors import ProfileError
 
 __all__ = [
-    "Interpolation", "M_RULES", "TAU_RULES", "OUT_OF_GRID_MODES",
+    "Interpolation", "M_RULES", "M_BEYOND_RULES", "TAU_RULES", "OUT_OF_GRID_MODES",
     "segment", "lerp", "lookup_1d", "lookup_2d", "first_outside",
 ]
 
-#: rules for m below the first / beyond the last grid point
+#: rules for m below the first grid point
 M_RULES = ("linear", "clamp")
+#: rules for m beyond the last grid point (``"chunks"``: whole largest-size messages plus the
+#: remainder, libtaulop's rule)
+M_BEYOND_RULES = ("linear", "clamp", "chunks")
 #: rules for τ beyond the largest measured column
 TAU_RULES = ("proportional", "clamp", "linear")
 #: what a lookup outside the measured grid does
 OUT_OF_GRID_MODES = ("allow", "warn", "error")
 
-_CHOICES = {"m_below": M_RULES, "m_beyond": M_RULES, "tau_beyond": TAU_RULES,
+_CHOICES = {"m_below": M_RULES, "m_beyond": M_BEYOND_RULES, "tau_beyond": TAU_RULES,
             "out_of_grid": OUT_OF_GRID_MODES}
 
 
@@ -126,13 +137,35 @@ def _along_m(x, grid, values):
     return lambda j: lerp(x, x0, x1, values[i, j], values[i + 1, j])
 
 
+def _chunked(x, grid, read, policy: Interpolation):
+    """Step 8: ``read(x)`` (steps 3–7 at x), or under ``m_beyond = "chunks"``, where x is past
+    the last grid point ``s > 0``, ``read(s) * k + read(r)`` with ``x = k·s + r``, ``0 < r <= s``."""
+    s = grid[-1]
+    if policy.m_beyond != "chunks" or not s > 0:
+        return read(x)
+    over = x > s
+    if not over.any():
+        return read(x)
+    with np.errstate(invalid="ignore"):
+        r = np.fmod(x, s)
+    r = np.where((r == 0) | np.isnan(r), s, r)
+    k = np.floor((x - r) / s + 0.5)
+    v = read(np.where(over, r, x))
+    w = read(np.full_like(x, s))
+    return np.where(over, w * k + v, v)
+
+
 def lookup_1d(m_grid: np.ndarray, values: np.ndarray, m, policy: Interpolation) -> np.ndarray:
     """The value of a table ``f(m)`` (grid ``m_grid``, one value per grid point) at ``m``."""
     x = _clamp_m(np.asarray(m, dtype=np.float64), m_grid, policy)
-    r = _along_m(x, m_grid, values)()
-    if policy.nonnegative:
-        r = np.maximum(r, 0.0)
-    return np.asarray(r, dtype=np.float64)
+
+    def read(x):
+        r = _along_m(x, m_grid, values)()
+        if policy.nonnegative:
+            r = np.maximum(r, 0.0)
+        return r
+
+    return np.asarray(_chunked(x, m_grid, read, policy), dtype=np.float64)
 
 
 def lookup_2d(m_grid: np.ndarray, tau_grid: np.ndarray, values: np.ndarray, m, tau,
@@ -144,19 +177,23 @@ def lookup_2d(m_grid: np.ndarray, tau_grid: np.ndarray, values: np.ndarray, m, t
     tt = np.maximum(t, tau_grid[0])
     if policy.tau_beyond != "linear":
         tt = np.minimum(tt, tau_grid[-1])
-    column_at_m = _along_m(x, m_grid, values)
-    if len(tau_grid) == 1:
-        r = column_at_m(0)
-    else:
-        j = segment(tau_grid, tt)
-        a = column_at_m(j)
-        b = column_at_m(j + 1)
-        r = lerp(tt, tau_grid[j], tau_grid[j + 1], a, b)
-    if policy.tau_beyond == "proportional":
-        r = np.where(t > tau_grid[-1], r * t / tau_grid[-1], r)
-    if policy.nonnegative:
-        r = np.maximum(r, 0.0)
-    return np.asarray(r, dtype=np.float64)
+    j = segment(tau_grid, tt) if len(tau_grid) > 1 else None
+
+    def read(x):
+        column_at_m = _along_m(x, m_grid, values)
+        if j is None:
+            r = column_at_m(0)
+        else:
+            a = column_at_m(j)
+            b = column_at_m(j + 1)
+            r = lerp(tt, tau_grid[j], tau_grid[j + 1], a, b)
+        if policy.tau_beyond == "proportional":
+            r = np.where(t > tau_grid[-1], r * t / tau_grid[-1], r)
+        if policy.nonnegative:
+            r = np.maximum(r, 0.0)
+        return r
+
+    return np.asarray(_chunked(x, m_grid, read, policy), dtype=np.float64)
 
 
 def first_outside(grid: np.ndarray, x) -> Optional[float]:

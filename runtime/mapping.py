@@ -77,6 +77,16 @@ def _positive_int(value, what: str) -> int:
     return int(value)
 
 
+def _check_q_or_m(mapping, what: str) -> None:
+    """Exactly one of ``Q`` (ranks per node) and ``M`` (node count), a positive whole number."""
+    if (mapping.Q is None) == (mapping.M is None):
+        raise MappingError(f"{what}: give the ranks per node Q or the node count, not both")
+    if mapping.Q is not None:
+        _positive_int(mapping.Q, f"{what}: Q (ranks per node)")
+    else:
+        _positive_int(mapping.M, f"{what}: the node count")
+
+
 @dataclass(frozen=True)
 class Sequential(Mapping):
     """``node(p) = ⌊p / Q⌋``; give ``Q`` (ranks per node) or ``M`` (node count), not both."""
@@ -85,12 +95,7 @@ class Sequential(Mapping):
     kind = "sequential"
 
     def __post_init__(self):
-        if (self.Q is None) == (self.M is None):
-            raise MappingError("sequential mapping: give the ranks per node Q or the node count, not both")
-        if self.Q is not None:
-            _positive_int(self.Q, "sequential mapping: Q (ranks per node)")
-        else:
-            _positive_int(self.M, "sequential mapping: the node count")
+        _check_q_or_m(self, "sequential mapping")
 
     def per_node(self, P: int) -> int:
         return self.Q if self.Q is not None else -(-P // self.M)
@@ -113,12 +118,7 @@ class RoundRobin(Mapping):
     kind = "round_robin"
 
     def __post_init__(self):
-        if (self.Q is None) == (self.M is None):
-            raise MappingError("round-robin mapping: give the ranks per node Q or the node count, not both")
-        if self.Q is not None:
-            _positive_int(self.Q, "round-robin mapping: Q (ranks per node)")
-        else:
-            _positive_int(self.M, "round-robin mapping: the node count")
+        _check_q_or_m(self, "round-robin mapping")
 
     def nodes(self, P: int) -> int:
         return self.M if self.M is not None else max(1, -(-P // self.Q))

@@ -11,7 +11,12 @@ JSON (the only way to build one, so every profile is validated).
 
 What it does not do: measure (``tlop.runtime.measure``), convert libtaulop files
 (:mod:`tlop.runtime.convert_taulop`), or know what a model does with a table.  A profile is
-immutable; ``with_bindings`` and ``with_interpolation`` return modified copies.
+immutable; ``with_bindings``, ``with_interpolation``, ``with_reduce_op``, ``with_float32`` and
+``with_libtaulop_compat`` return modified copies.
+
+Reductions: a table ``gamma`` (over m) is the cost of one reduction operation; a profile may
+also hold one table ``gamma_<op>`` per operation, and ``with_reduce_op(op)`` makes ``gamma``
+read ``gamma_<op>`` (``--reduce-op`` on the command line).
 
 Channel lookup rules: a table or scalar entry is found under the profile channel asked for, or
 else under ``"*"`` (an entry not indexed by channel applies to every channel); asking with
@@ -43,13 +48,17 @@ from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, 
 __all__ = ["as_profile", 
     "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
     "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
-    "profile_from_dict", "DEFAULT_PROFILE", "MAX_PROFILE_BYTES",
+    "profile_from_dict", "DEFAULT_PROFILE", "MAX_PROFILE_BYTES", "GAMMA_TABLE", "LIBTAULOP_INTERPOLATION",
 ]
 
 #: the profile :func:`default_profile` loads
 DEFAULT_PROFILE = "metropolis"
 #: the largest profile file :func:`load_profile` reads (measured profiles are well under 1 MiB)
 MAX_PROFILE_BYTES = 64 << 20
+#: the table a model's reduction cost reads, and the prefix of the per-operation tables
+GAMMA_TABLE = "gamma"
+#: the interpolation rules of libtaulop's table reading (libtaulop-semantics.md §2.2)
+LIBTAULOP_INTERPOLATION = {"m_below": "clamp", "m_beyond": "chunks", "tau_beyond": "clamp"}
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,8 @@ class Profile:
         self._raw = v.tables
         self._scalars: dict = v.scalars
         self._tables = self._build_tables(self.interpolation)
+        #: the operation ``gamma`` was switched to by :meth:`with_reduce_op` (None: as stored)
+        self.reduce_op: Optional[str] = None
 
     def _build_tables(self, policy: Interpolation) -> dict:
         return {name: {key: TableData(name, None if key == ANY_CHANNEL else key, raw, policy)
@@ -242,6 +253,68 @@ class Profile:
         p.interpolation = policy
         p._tables = p._build_tables(policy)
         return p
+
+    def reduce_ops(self) -> list:
+        """The reduction operations the profile has a table for: ``op`` for each
+        ``gamma_<op>`` table, in file order."""
+        prefix = GAMMA_TABLE + "_"
+        return [n[len(prefix):] for n in self._raw if n.startswith(prefix) and len(n) > len(prefix)]
+
+    def with_reduce_op(self, op: str) -> "Profile":
+        """A copy whose table ``gamma`` is the table ``gamma_<op>`` (``op`` case-insensitive),
+        e.g. ``with_reduce_op("max")``; saving the copy writes those values under ``gamma``."""
+        ops = self.reduce_ops()
+        key = str(op).strip().lower()
+        if key not in ops:
+            if not ops:
+                raise ProfileError(f"profile '{self.name}' has no per-operation reduction tables "
+                                   f"({GAMMA_TABLE}_<op>), so reduction operation '{key}' cannot be chosen")
+            raise ProfileError(f"profile '{self.name}' has no reduction operation '{key}' (a table "
+                               f"{GAMMA_TABLE}_{key}); it has: {', '.join(ops)}")
+        p = copy.copy(self)
+        p._raw = {**self._raw, GAMMA_TABLE: self._raw[f"{GAMMA_TABLE}_{key}"]}
+        p._tables = p._build_tables(p.interpolation)
+        p.reduce_op = key
+        return p
+
+    def with_float32(self) -> "Profile":
+        """A copy with every table value, grid point and scalar rounded to the nearest IEEE
+        float32 (and widened back): how libtaulop reads its files (``stof``)."""
+        def rounded(a: np.ndarray, what: str) -> np.ndarray:
+            with np.errstate(over="ignore"):
+                r = np.asarray(a, dtype=np.float32).astype(np.float64)
+            if not np.all(np.isfinite(r)):
+                raise ProfileError(f"profile '{self.name}': {what} does not fit in a float32")
+            r.flags.writeable = False
+            return r
+
+        raw = {}
+        for name, per in self._raw.items():
+            raw[name] = {}
+            for key, t in per.items():
+                where = f"table {name}[{key}]"
+                m = rounded(t.m, f"a size of {where}")
+                tau = None if t.tau is None else rounded(t.tau, f"a tau of {where}")
+                for axis, g in (("m", m), ("tau", tau)):
+                    if g is not None and np.any(np.diff(g) <= 0):
+                        raise ProfileError(f"profile '{self.name}': {where}: two {axis} grid points "
+                                           f"round to the same float32")
+                raw[name][key] = RawTable(m, tau, rounded(t.values, f"a value of {where}"))
+        scalars = {}
+        for name, per in self._scalars.items():
+            scalars[name] = {k: float(rounded(np.array([x]), f"parameter {name}[{k}]")[0])
+                             for k, x in per.items()}
+        p = copy.copy(self)
+        p._raw, p._scalars = raw, scalars
+        p._tables = p._build_tables(p.interpolation)
+        return p
+
+    def with_libtaulop_compat(self) -> "Profile":
+        """A copy read as libtaulop reads its tables (``--libtaulop-compat``): m below the grid
+        clamps, m past it is charged in whole largest-size chunks plus the remainder, τ past the
+        largest column clamps (:data:`LIBTAULOP_INTERPOLATION`), and every number is rounded to
+        float32 (:meth:`with_float32`)."""
+        return self.with_interpolation(**LIBTAULOP_INTERPOLATION).with_float32()
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:

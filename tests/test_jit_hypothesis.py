@@ -100,7 +100,7 @@ def _extend(children):
 expr = st.recursive(leaf | st.just(V("y")) | st.just(V("i")), _extend, max_leaves=12)
 
 policy = st.fixed_dictionaries({
-    "m_below": st.sampled_from(["linear", "clamp"]), "m_beyond": st.sampled_from(["linear", "clamp"]),
+    "m_below": st.sampled_from(["linear", "clamp"]), "m_beyond": st.sampled_from(["linear", "clamp", "chunks"]),
     "tau_beyond": st.sampled_from(["proportional", "clamp", "linear"]), "nonnegative": st.booleans(),
     "out_of_grid": st.sampled_from(["allow", "allow", "error"]),
 })

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from tlop.runtime import bundled
-from tlop.runtime.convert_taulop import convert_directory, convert_taulop, main, parse_taulop_text
+from tlop.runtime.convert_taulop import (convert_directory, convert_taulop, gamma_on_grid, main,
+                                         parse_gamma_text, parse_taulop_text)
 from tlop.runtime.profile import ProfileError, bundled_profiles, load_profile
 
 CLUSTERS = ("metropolis", "lusitania", "ciemat")
@@ -27,6 +28,9 @@ RAW_SHA256 = {
     "metropolis/IB.txt": "f534d0bd03d0201cacb26c28094841a8716efd7f5faa7b2d3e12d9c96a174c39",
     "metropolis/SHM.txt": "6b57dfcbe62f6edcef20672a21ce5a786a57f5a0af11ad322f7f6a9cfeb81946",
     "metropolis/TCP.txt": "69eb593a49434419862d79a96b1816260152e14e22401051328a22b0f6c63d1c",
+    "ciemat/gamma.txt": "11c116bbb1c3402de02129bb55e1cdbc9cf8376f067aa94cc462b40ff84cc264",
+    "lusitania/gamma.txt": "11c116bbb1c3402de02129bb55e1cdbc9cf8376f067aa94cc462b40ff84cc264",
+    "metropolis/gamma.txt": "f0bb82660314d2f87a455d64a847a4a14e0401aadbb381777b8f0ca0a8dba4d5",
 }
 
 
@@ -194,10 +198,131 @@ def test_convert_without_ib_binds_net_to_tcp(tmp_path):
 def test_command_line(tmp_path, capsys):
     out = tmp_path / "m.json"
     assert main([str(raw("metropolis")), "--name", "metro", "--out", str(out), "--machine", "M"]) == 0
-    assert "channels shm, tcp, ib, 30 sizes, 8 tau columns, net -> ib" in capsys.readouterr().out
+    assert ("channels shm, tcp, ib, 30 sizes, 8 tau columns, net -> ib, 18 reduction operations "
+            "(gamma = sum_i)") in capsys.readouterr().out
     p = load_profile(out)
     assert p.name == "metro" and p.metadata["machine"] == "M"
     assert np.array_equal(p.table("L", "tcp").values, load_profile("metropolis").table("L", "tcp").values)
     assert main([str(tmp_path / "nowhere"), "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "not a directory of libtaulop parameter files" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------- gamma.txt
+def naive_gamma(path: Path):
+    """An independent reading of a gamma file: the lower-cased header names and numeric rows."""
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    names = [n.lower() for n in lines[2].split()[1:]]
+    rows = [[float(x) for x in line.split()] for line in lines[3:]]
+    return names, rows
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_converter_reads_gamma_as_libtaulop(cluster):
+    p = convert_taulop(raw(cluster), cluster)
+    names, rows = naive_gamma(raw(cluster) / "gamma.txt")
+    assert p.reduce_ops() == names and len(names) == (18 if cluster == "metropolis" else 12)
+    grid = p.table("o", "shm").m.tolist()
+    for k, op in enumerate(names):
+        t = p.table(f"gamma_{op}")
+        assert t.channel is None and t.tau is None
+        assert t.m.tolist() == grid                      # the p2p grid, not the file's sizes
+        assert t.values.tolist() == [r[1 + k] for r in rows]
+    # the default is the third column, SUM (libtaulop: gamma[0] := gamma[3])
+    assert names[2] in ("sum", "sum_i")
+    assert p.table("gamma").values.tolist() == [r[3] for r in rows]
+    assert p.has_table("gamma", "shm") and p.has_table("gamma", None)  # "*": every channel
+
+
+def test_metropolis_gamma_row_measured_at_4_bytes_is_used_at_1_byte():
+    names, rows = naive_gamma(raw("metropolis") / "gamma.txt")
+    assert rows[0][0] == 4 and [r[0] for r in rows[1:]] == load_profile("metropolis").table("gamma").m.tolist()[1:]
+    g = load_profile("metropolis").table("gamma")
+    assert g.m[0] == 1 and g.lookup(1) == rows[0][3] == 2.4e-07
+    notes = load_profile("metropolis").metadata["notes"]
+    assert "gamma.txt row 1, measured at 4 B, is used at 1 B" in notes
+    assert "sum_i" in notes
+    assert "row 1, measured" not in load_profile("lusitania").metadata["notes"]
+
+
+GAMMA = ("#m\t5\n#max_ops\t3\n#size\tMAX\tMIN\tSUM\n"
+         "4\t1e-7\t2e-7\t3e-7\n64\t4e-7\t5e-7\t6e-7\n128\t1e-6\t1e-6\t2e-6\n"
+         "256\t2e-6\t2e-6\t3e-6\n512\t3e-6\t3e-6\t4e-6\n")
+
+
+def test_parse_good_gamma():
+    g = parse_gamma_text(GAMMA, "gamma.txt")
+    assert g.ops == ("max", "min", "sum") and g.default_op == "sum"
+    assert g.m == (4.0, 64.0, 128.0, 256.0, 512.0) and g.values[1] == (4e-7, 5e-7, 6e-7)
+    # lusitania's spelling of the count lines, and trailing tabs (metropolis)
+    alt = GAMMA.replace("#m\t5", "#m:\t5").replace("#max_ops\t3", "#tau_op:\t3").replace("\n", "\t\n")
+    assert parse_gamma_text(alt, "gamma.txt") == g
+
+
+@pytest.mark.parametrize("text, expected", [
+    (GAMMA.replace("#m\t5", "#m\t6"), "gamma.txt:1:1: error: '#m 6' but the file has 5 data rows"),
+    (GAMMA.replace("5e-7", "5e-7x"), "gamma.txt:5:9: error: expected a number, got '5e-7x'"),
+    (GAMMA.replace("\t6e-7\n", "\n"), "gamma.txt:5:1: error: expected 4 numbers (m and one gamma per operation), got 3"),
+    (GAMMA.replace("\tSUM", "\tSUM\tPROD"), "gamma.txt:3:1: error: the header names 4 operations but '#max_ops 3' says 3"),
+    (GAMMA.replace("\tMIN\t", "\tMAX\t"), "gamma.txt:3:11: error: operation 'MAX' named twice (first at column 7)"),
+    (GAMMA.replace("\tMIN\t", "\tMIN-R\t"), "gamma.txt:3:11: error: operation name 'MIN-R' is not an identifier"),
+    (GAMMA.replace("#max_ops\t3", "#max_ops\t2").replace("\tSUM", "").replace("\t3e-7", ""),
+     "gamma.txt:2:10: error: libtaulop's default reduction operation is the third column (SUM)"),
+    (GAMMA.replace("#max_ops\t3", "#max_ops\tx"), "gamma.txt:2:10: error: '#max_ops' needs a positive whole number, got 'x'"),
+    (GAMMA.replace("#m\t5\n", "#size\t5\n"), "gamma.txt:1:1: error: expected '#m N' (number of sizes) first, got '#size'"),
+    (GAMMA.replace("#size\tMAX\tMIN\tSUM\n", ""), "gamma.txt:3:1: error: data row before the header naming the operations"),
+    (GAMMA.replace("128\t", "64\t"), "gamma.txt:6:1: error: message sizes must increase: 64 after 64 (line 5)"),
+    (GAMMA.replace("\t2e-7", "\t-2e-7"), "gamma.txt:4:8: error: a reduction time cannot be negative, got -2e-7"),
+    (GAMMA.replace("3e-7", "inf"), "gamma.txt:4:13: error: expected a number, got 'inf'"),
+    ("", "gamma.txt:1:1: error: not a libtaulop gamma file: no '#m N' and '#max_ops K' lines"),
+])
+def test_gamma_parse_errors_name_file_line_and_column(text, expected):
+    with pytest.raises(ProfileError) as info:
+        parse_gamma_text(text, "gamma.txt")
+    assert str(info.value).startswith(expected), str(info.value)
+    assert "^" in info.value.render() or not text  # the caret under the offending text
+
+
+def test_gamma_rows_are_matched_to_the_grid_by_index():
+    g = parse_gamma_text(GAMMA, "gamma.txt")
+    # rows 1-4 may name other sizes (libtaulop checks from row 5 on): used at the grid's size
+    assert gamma_on_grid(g, [1, 64, 128, 256, 512], "SHM.txt") == [(0, 4.0, 1)]
+    assert gamma_on_grid(g, [4, 64, 128, 256, 512], "SHM.txt") == []
+    assert gamma_on_grid(g, [1, 2, 3, 5, 512], "SHM.txt") == [(0, 4.0, 1), (1, 64.0, 2), (2, 128.0, 3), (3, 256.0, 5)]
+    with pytest.raises(ProfileError) as info:
+        gamma_on_grid(g, [1, 64, 128, 256, 1024], "SHM.txt")
+    assert str(info.value).startswith(
+        "gamma.txt:8:1: error: size 512 in row 5, but the channel grid of SHM.txt has 1024 there")
+    with pytest.raises(ProfileError) as info:
+        gamma_on_grid(g, [1, 64, 128, 256], "SHM.txt")
+    assert str(info.value).startswith(
+        "gamma.txt:1:1: error: 5 sizes, but the channel grid of SHM.txt has 4; libtaulop matches")
+
+
+def test_convert_with_gamma(tmp_path):
+    shm = ("#m\t5\n#tau\t1\n#m\to(m)\tL(m,1)\n1\t1e-6\t2e-6\n64\t1e-6\t2e-6\n128\t1e-6\t2e-6\n"
+           "256\t1e-6\t2e-6\n512\t1e-6\t2e-6\n")
+    (tmp_path / "SHM.txt").write_text(shm)
+    (tmp_path / "gamma.txt").write_text(GAMMA)
+    p = convert_taulop(tmp_path, "g")
+    assert p.table_names() == ["L", "gamma", "gamma_max", "gamma_min", "gamma_sum", "o"]
+    assert p.table("gamma").values.tolist() == [3e-7, 6e-7, 2e-6, 3e-6, 4e-6]
+    assert p.table("gamma").m.tolist() == [1, 64, 128, 256, 512]
+    assert "gamma.txt" in p.metadata["description"]
+    assert "row 1, measured at 4 B, is used at 1 B" in p.metadata["notes"]
+    (tmp_path / "gamma.txt").write_text(GAMMA.replace("512\t", "600\t"))
+    with pytest.raises(ProfileError, match=r"gamma.txt:8:1: error: size 600 in row 5, but the channel grid"):
+        convert_taulop(tmp_path, "g")
+    (tmp_path / "gamma.txt").write_text(GAMMA.replace("#m\t5", "#m\t4"))
+    with pytest.raises(ProfileError, match=r"gamma.txt:1:1: error: '#m 4' but the file has 5 data rows"):
+        convert_taulop(tmp_path, "g")
+    (tmp_path / "gamma.txt").unlink()
+    assert not convert_taulop(tmp_path, "g").has_table("gamma")
+
+
+def test_command_line_error_in_gamma_is_a_diagnostic(tmp_path, capsys):
+    (tmp_path / "SHM.txt").write_text(GOOD)
+    (tmp_path / "gamma.txt").write_text(GAMMA.replace("5e-7", "5e-7x"))
+    assert main([str(tmp_path), "--out", str(tmp_path / "x.json")]) == 1
+    err = capsys.readouterr().err
+    assert "gamma.txt:5:9: error: expected a number, got '5e-7x'" in err and "Traceback" not in err

@@ -158,3 +158,60 @@ def test_property_exact_at_nodes_and_bounded_inside(ms, data):
     lo = np.minimum(vals[i], vals[i + 1])
     hi = np.maximum(vals[i], vals[i + 1])
     assert np.all(r >= lo - 1e-12) and np.all(r <= hi + 1e-12)
+
+
+# ---------------------------------------------------------------------- m_beyond = "chunks"
+def test_chunks_by_hand_on_the_small_tables():
+    o, L_ = tables(m_beyond="chunks")
+    # 2.5 * 1024 = 2 * 1024 + 512: two whole 1024 B messages plus o(512) on segment 128..1024
+    o512 = 0.6 + (2.0 - 0.6) * (512 - 128) / (1024 - 128)
+    assert o.lookup(2560.0) == pytest.approx(2 * 2.0 + o512, rel=1e-15)
+    L512 = {1: 3.0 + (10.0 - 3.0) * 384 / 896, 2: 4.0 + 11.0 * 384 / 896}
+    assert L_.lookup(2560.0, 1) == pytest.approx(2 * 10.0 + L512[1], rel=1e-15)
+    assert L_.lookup(2560.0, 2) == pytest.approx(2 * 15.0 + L512[2], rel=1e-15)
+    # an exact multiple is k whole messages, not k - 1 plus a zero-byte one
+    assert o.lookup(3072.0) == 3 * 2.0 and L_.lookup(4096.0, 4) == 4 * 30.0
+    # just past the grid: one whole message plus T(1)
+    assert o.lookup(1025.0) == 2.0 + 0.5
+    # inside the grid nothing changes, bit for bit
+    plain, _ = tables()
+    xs = np.array([0.0, 1.0, 3.5, 64.0, 100.0, 1023.0, 1024.0])
+    assert np.array_equal(o.lookup(xs), plain.lookup(xs))
+
+
+def test_chunks_is_the_libtaulop_recursion():
+    o, L_ = tables(m_beyond="chunks")
+
+    def recursive(f, m):  # T(m) = T(s) + T(m - s) for m > s, as libtaulop writes it
+        return f(1024.0) + recursive(f, m - 1024.0) if m > 1024.0 else f(m)
+
+    for m in (1025.0, 2047.0, 2048.0, 2049.0, 2560.0, 9 * 1024 + 17.0, 100 * 1024.0):
+        assert o.lookup(m) == pytest.approx(recursive(lambda x: float(o.lookup(x)), m), rel=1e-14)
+        for tau in (1, 3, 6):  # the τ rule (proportional beyond 4) applies to every chunk
+            want = recursive(lambda x: float(L_.lookup(x, tau)), m)
+            assert L_.lookup(m, tau) == pytest.approx(want, rel=1e-14)
+
+
+def test_chunks_is_linear_in_whole_messages_and_vectorised():
+    o, L_ = tables(m_beyond="chunks")
+    ms = np.array([[2560.0], [1e6], [2.0 ** 60], [np.inf], [np.nan]])
+    got = L_.lookup(ms, np.array([1.0, 4.0, 8.0]))
+    assert got.shape == (5, 3)
+    assert got[1, 0] == pytest.approx(976 * 10.0 + float(L_.lookup(1e6 - 976 * 1024, 1)), rel=1e-15)
+    assert got[2, 0] == pytest.approx(2.0 ** 50 * 10.0, rel=1e-15)   # O(1), no recursion
+    assert np.all(np.isinf(got[3])) and np.all(np.isnan(got[4]))
+    assert np.isinf(o.lookup(np.inf))
+
+
+def test_chunks_on_a_one_point_or_zero_grid():
+    p = profile_from_dict({"tlop_profile": 1, "name": "one", "interpolation": {"m_beyond": "chunks"},
+                           "tables": {"g": {"*": {"m": [8], "values": [3.0]}},
+                                      "z": {"*": {"m": [0], "values": [3.0]}}}})
+    assert p.table("g").lookup(20.0) == 3 * 3.0 and p.table("g").lookup(8.0) == 3.0
+    assert p.table("z").lookup(20.0) == 3.0   # no chunk of 0 bytes: the constant rule
+
+
+def test_chunks_only_for_m_beyond():
+    with pytest.raises(Exception, match=r"interpolation.m_below: unknown rule 'chunks'"):
+        make(m_below="chunks")
+    assert make(m_beyond="chunks").interpolation.m_beyond == "chunks"

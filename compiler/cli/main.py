@@ -53,6 +53,10 @@ def _profile(args):
             k, v = b.split("=", 1)
             mapping[k.strip()] = v.strip()
         prof = prof.with_bindings(mapping)
+    if getattr(args, "reduce_op", None):
+        prof = prof.with_reduce_op(args.reduce_op)
+    if getattr(args, "libtaulop_compat", False):
+        prof = prof.with_libtaulop_compat()
     if getattr(args, "out_of_grid", None):
         prof = prof.with_interpolation(out_of_grid=args.out_of_grid)
     return prof
@@ -444,7 +448,11 @@ def cmd_profiles(args) -> int:
         if md.get("machine"):
             print(f"  machine:  {md['machine']}")
         print(f"  channels: {chans}; bind: {', '.join(f'{k}={v}' for k, v in p.bindings.items()) or '-'}")
-        print(f"  tables:   {', '.join(p.table_names())}")
+        ops = p.reduce_ops()
+        tables = [t for t in p.table_names() if t[len("gamma_"):] not in ops or not t.startswith("gamma_")]
+        print(f"  tables:   {', '.join(tables)}")
+        if ops:
+            print(f"  reduce:   gamma_OP for OP in {', '.join(ops)} (--reduce-op OP)")
         if md.get("source"):
             print(f"  source:   {md['source']}")
         if md.get("date"):
@@ -515,6 +523,12 @@ def _add_profile_options(p):
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
                    help="what a table lookup outside the measured grid does")
+    p.add_argument("--reduce-op", metavar="OP",
+                   help="the reduction operation whose cost the table gamma holds, e.g. max "
+                        "(the profile's gamma_OP table; default: as stored, libtaulop's SUM)")
+    p.add_argument("--libtaulop-compat", action="store_true",
+                   help="read the tables as libtaulop does: tau beyond the largest column clamps, sizes "
+                        "past the grid are charged in whole largest-size chunks, numbers rounded to float32")
     p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
                    help="evaluation engine (default: the interpreter for one point, the JIT for grids)")
 

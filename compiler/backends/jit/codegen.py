@@ -352,13 +352,14 @@ class CodeGen(ExprFunctor):
                 return None
             return self.static(e.then_ if t != 0 else e.else_, env)
         if isinstance(e, tir.Let):
+            # every binding is evaluated (the interpreter's order), so a binding that is not
+            # known here — it may fail at run time — makes the whole Let dynamic
             inner = _Env(env)
             for name, v in e.bindings:
                 s = self.static(v, env)
                 if s is None:
-                    inner.pop(name, None)
-                else:
-                    inner[name] = ir.Constant(F64, s)
+                    return None
+                inner[name] = ir.Constant(F64, s)
             return self.static(e.body, inner)
         if any(isinstance(n, _PROFILE_NODES) for n in tir.walk(e)):
             return None

@@ -14,7 +14,7 @@ What it does:
 * :func:`emit_lookup` writes the lookup as an LLVM function mirroring
   :mod:`tlop.runtime.interpolation` operation for operation (clamping, ``searchsorted``
   segment by binary search, the ``lerp`` formula with its exact-``x1`` case, m-then-τ order,
-  the proportional τ rule, non-negativity), with every array access inside ``0 … n-1`` and
+  the proportional τ rule, non-negativity, the ``"chunks"`` rule for m past the grid), with every array access inside ``0 … n-1`` and
   the out-of-grid test of ``TableData._check_grid``.
 
 What it does not do: decide what an out-of-grid point means (the caller emits the error or the
@@ -278,7 +278,7 @@ def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
     is the m segment already found by a lookup of a table with the same m grid at the same m
     under the same m policy (the search is skipped); the result carries this lookup's m
     segment for the next one."""
-    tag = (f"tlop_lookup{ndim}_{policy.m_below[0]}{policy.m_beyond[0]}{policy.tau_beyond[0]}"
+    tag = (f"tlop_lookup{ndim}_{policy.m_below[0]}{policy.m_beyond[:2]}{policy.tau_beyond[0]}"
            f"{int(policy.nonnegative)}{policy.out_of_grid[0]}_{int(hoist_m)}{int(hoist_tau)}")
     if tag in module.globals:
         return module.globals[tag]
@@ -316,43 +316,67 @@ def emit_lookup(module: ir.Module, ndim: int, policy, hoist_m: bool = False,
         i1 = b.add(i, one)
         return i, b.select(b.icmp_signed(">=", i1, n), i, i1)
 
-    given = b.icmp_signed(">=", hint, ir.Constant(I64, 0))
-    before = b.block
-    search_bb = b.append_basic_block("m_search")
-    found_bb = b.append_basic_block("m_found")
-    b.cbranch(given, found_bb, search_bb)
-    b.position_at_end(search_bb)
-    searched = b.call(_emit_segment(module, hoist_m), [mg, nm, x])
-    b.branch(found_bb)
-    b.position_at_end(found_bb)
-    mi = b.phi(I64, "mi")
-    mi.add_incoming(hint, before)
-    mi.add_incoming(searched, search_bb)
-    mi1 = b.add(mi, one)
-    mi1 = b.select(b.icmp_signed(">=", mi1, nm), mi, mi1)
-    m_single = b.icmp_signed("==", nm, one)
-    mx0, mx1 = b.load(b.gep(mg, [mi])), b.load(b.gep(mg, [mi1]))
-
-    def interp_m(col_value):
-        """Interpolate along m; ``col_value(i)`` loads the value at m-row ``i``."""
-        v0, v1 = col_value(mi), col_value(mi1)
-        return b.select(m_single, v0, _lerp(b, x, mx0, mx1, v0, v1))
-
-    if ndim == 1:
-        r = interp_m(lambda i: b.load(b.gep(vals, [i])))
-    else:
+    if ndim == 2:
         tt = _np_max(b, tau, t_first)
         if policy.tau_beyond != "linear":
             tt = _np_min(b, tt, t_last)
         tj, tj1 = neighbours(tg, nt, tt, hoist_tau)
-        a = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj)])))
-        c = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj1)])))
-        rn = _lerp(b, tt, b.load(b.gep(tg, [tj])), b.load(b.gep(tg, [tj1])), a, c)
-        r = b.select(b.icmp_signed("==", nt, one), a, rn)
-        if policy.tau_beyond == "proportional":
-            r = b.select(b.fcmp_ordered(">", tau, t_last), b.fdiv(b.fmul(r, tau), t_last), r)
-    if policy.nonnegative:
-        r = _np_max(b, r, _const(0.0))
+    m_single = b.icmp_signed("==", nm, one)
+
+    def read(x, hint, search_hoisted, known=None):
+        """Steps 3–7 of the interpolation at ``x``: ``(value, m segment)``; the m search is
+        skipped when ``hint >= 0``, and not emitted when the segment is ``known``."""
+        if known is not None:
+            mi = known
+        else:
+            given = b.icmp_signed(">=", hint, ir.Constant(I64, 0))
+            before = b.block
+            search_bb = b.append_basic_block("m_search")
+            found_bb = b.append_basic_block("m_found")
+            b.cbranch(given, found_bb, search_bb)
+            b.position_at_end(search_bb)
+            searched = b.call(_emit_segment(module, search_hoisted), [mg, nm, x])
+            b.branch(found_bb)
+            b.position_at_end(found_bb)
+            mi = b.phi(I64, "mi")
+            mi.add_incoming(hint, before)
+            mi.add_incoming(searched, search_bb)
+        mi1 = b.add(mi, one)
+        mi1 = b.select(b.icmp_signed(">=", mi1, nm), mi, mi1)
+        mx0, mx1 = b.load(b.gep(mg, [mi])), b.load(b.gep(mg, [mi1]))
+
+        def interp_m(col_value):
+            """Interpolate along m; ``col_value(i)`` loads the value at m-row ``i``."""
+            v0, v1 = col_value(mi), col_value(mi1)
+            return b.select(m_single, v0, _lerp(b, x, mx0, mx1, v0, v1))
+
+        if ndim == 1:
+            r = interp_m(lambda i: b.load(b.gep(vals, [i])))
+        else:
+            a = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj)])))
+            c = interp_m(lambda i: b.load(b.gep(vals, [b.add(b.mul(i, nt), tj1)])))
+            rn = _lerp(b, tt, b.load(b.gep(tg, [tj])), b.load(b.gep(tg, [tj1])), a, c)
+            r = b.select(b.icmp_signed("==", nt, one), a, rn)
+            if policy.tau_beyond == "proportional":
+                r = b.select(b.fcmp_ordered(">", tau, t_last), b.fdiv(b.fmul(r, tau), t_last), r)
+        if policy.nonnegative:
+            r = _np_max(b, r, _const(0.0))
+        return r, mi
+
+    if policy.m_beyond != "chunks":
+        r, mi = read(x, hint, hoist_m)
+    else:
+        # step 8: x = k·s + r past the last grid point s > 0 is read as k·f(s) + f(r)
+        over = b.and_(b.fcmp_ordered(">", x, m_last), b.fcmp_ordered(">", m_last, _const(0.0)))
+        rem = b.frem(x, m_last)
+        rem = b.select(b.fcmp_unordered("ueq", rem, _const(0.0)), m_last, rem)
+        k = b.call(module.declare_intrinsic("llvm.floor", [F64]),
+                   [b.fadd(b.fdiv(b.fsub(x, rem), m_last), _const(0.5))])
+        v, mi = read(b.select(over, rem, x), hint, hoist_m)
+        last_seg = b.sub(nm, ir.Constant(I64, 2))
+        last_seg = b.select(b.icmp_signed("<", last_seg, ir.Constant(I64, 0)), ir.Constant(I64, 0), last_seg)
+        w, _ = read(m_last, None, False, known=last_seg)  # the segment of x = m[-1]
+        r = b.select(over, b.fadd(b.fmul(w, k), v), v)
     res = b.insert_value(ir.Constant(LOOKUP_RESULT, ir.Undefined), r, 0)
     b.ret(b.insert_value(res, mi, 1))
     return fn
