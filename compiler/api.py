@@ -105,14 +105,16 @@ class AlgorithmHandle:
         if any(type(v) is not float for v in env.values()):
             import numpy as np
 
-            shape = np.broadcast_shapes(*(np.shape(v) for v in env.values()))
+            from tlop.backends.binding import broadcast_shape
+
+            shape = broadcast_shape(self.name, env)
             if 0 in shape:  # an empty grid costs nothing to evaluate
                 return np.zeros(shape)
         from tlop.backends.interp import Interpreter
 
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof, mapping).eval(self.ir.body, env)
-        return _check_result(result, self.name)
+            return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
 
     def compile(self, profile=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms
@@ -134,17 +136,14 @@ class AlgorithmHandle:
         return "$" + format_latex(self.ir.body, self.module.program) + "$"
 
 
-def _check_result(result, name):
-    if type(result) is float:
-        if result != result:
-            raise TlopError(f"'{name}' evaluated to NaN (an argument outside the model's domain, e.g. log2 of 0?)")
+def _check_result(result, name, program, profile, expr, env, mapping=None):
+    """``result`` when finite everywhere; a non-finite cost is an error naming the operation
+    that produced it (:func:`tlop.backends.nonfinite.check_finite`)."""
+    if type(result) is float and result - result == 0:
         return result
-    import numpy as np
+    from tlop.backends.nonfinite import check_finite
 
-    arr = np.asarray(result)
-    if np.any(np.isnan(arr)):
-        raise TlopError(f"'{name}' evaluated to NaN (an argument outside the model's domain, e.g. log2 of 0?)")
-    return result
+    return check_finite(result, name, program, profile, expr, env, mapping=mapping)
 
 
 class Module:

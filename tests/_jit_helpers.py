@@ -46,16 +46,16 @@ def agree(a: float, b: float) -> bool:
 
 
 def interp_point(program, alg, profile, env):
-    """The interpreter's answer at one point: a float, or the TlopError it raises (NaN results
-    count as errors, as in the API)."""
+    """The interpreter's answer at one point: a float, or the TlopError it raises (non-finite
+    results — NaN, ±inf — count as errors, as in the API and the JIT)."""
     try:
         with np.errstate(all="ignore"):
             r = Interpreter(program, profile).eval(alg.body, env)
     except TlopError as err:
         return err
     r = float(r)
-    if math.isnan(r):
-        return TlopError("NaN")
+    if not math.isfinite(r):
+        return TlopError(f"not finite: {r}")
     return r
 
 

@@ -20,7 +20,8 @@ N, V, B = ir.Num, ir.Var, ir.Bin
 
 EDGE = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 7.0, -7.0, 0.5, -0.5, 1e308, 5e-324,
         math.inf, -math.inf, math.nan]
-SENTINEL = -123456.75  # stands for NaN (a NaN cost is an error in the JIT's calling paths)
+SENTINEL = -123456.75  # stands for NaN (a non-finite cost is an error in the JIT's calling paths)
+POS_INF, NEG_INF = 918273.5, -918273.5  # stand for +inf and -inf, for the same reason
 
 
 def _same(a: float, b: float) -> bool:
@@ -40,7 +41,10 @@ def _select(var: str) -> ir.Expr:
 
 
 def _nan_to_sentinel(e: ir.Expr) -> ir.Expr:
-    return ir.Let((("r", e),), ir.Cond(B("==", V("r"), V("r")), V("r"), N(SENTINEL)))
+    """``e`` with NaN, +inf and -inf replaced by finite sentinels (compared bit for bit)."""
+    r = V("r")
+    finite = ir.Cond(B("==", r, N(math.inf)), N(POS_INF), ir.Cond(B("==", r, N(-math.inf)), N(NEG_INF), r))
+    return ir.Let((("r", e),), ir.Cond(B("==", r, r), finite, N(SENTINEL)))
 
 
 def _jit(body):
@@ -57,7 +61,7 @@ I2, J2 = (a.ravel() for a in np.meshgrid(IDX, IDX, indexing="ij"))
 def _expected(f, *idx):
     with np.errstate(all="ignore"):
         v = float(f(*(EDGE[int(k)] for k in idx)))
-    return SENTINEL if math.isnan(v) else v
+    return SENTINEL if math.isnan(v) else POS_INF if v == math.inf else NEG_INF if v == -math.inf else v
 
 
 @pytest.mark.parametrize("op", list(ops.BINARY))

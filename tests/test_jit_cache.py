@@ -1,4 +1,6 @@
-"""The on-disk object cache: hits, corrupted entries, concurrent writers, disabled cache."""
+"""The on-disk object cache: hits, corrupted entries, concurrent writers, disabled cache; and
+the cache as a trust boundary: forged, swapped, mutated entries, FIFOs, links, foreign
+directories are never executed, each is rebuilt, and results equal the interpreter's."""
 
 import os
 import subprocess
@@ -10,6 +12,7 @@ import pytest
 
 import tlop
 from tlop.backends.jit import cache, compile_algorithm, evaluator
+from tlop.runtime.cachedir import secret_key
 
 
 def _fresh_module(tag: float):
@@ -29,6 +32,12 @@ def cache_dir(tmp_path, monkeypatch):
 
 def _forget(key):
     evaluator._LOADED.pop(key, None)
+
+
+def _valid(path, key) -> bool:
+    """Whether ``path`` is an authentic entry for ``key`` (made with the cache's own secret)."""
+    secret = secret_key(path.parent.parent, create=False)
+    return secret is not None and cache._unwrap(path.read_bytes(), key, secret) is not None
 
 
 def test_miss_then_disk_hit_then_process_hit(cache_dir):
@@ -63,7 +72,7 @@ def test_corrupted_entry_is_ignored_and_rebuilt(cache_dir):
     assert ev2.compile_stats.source == "compiled"
     assert store.rejected == rejected + 1
     assert ev2(P=3, m=10.0) == want
-    assert cache._unwrap(path.read_bytes()) is not None  # rewritten whole
+    assert _valid(path, ev.compile_stats.key)  # rewritten whole
     path.write_bytes(b"short")  # truncated
     _forget(ev.compile_stats.key)
     assert compile_algorithm(mod.program, "a", prof).compile_stats.source == "compiled"
@@ -100,8 +109,222 @@ def test_concurrent_processes_share_one_entry(cache_dir):
     assert all(p.returncode == 0 for p in procs), outs
     assert len({o for o, _ in outs}) == 1
     # one whole entry for the algorithm (and one for the shared scalar-call wrapper), no debris
-    files = [f for f in cache_dir.rglob("*") if f.is_file()]
+    files = [f for f in cache_dir.rglob("*") if f.is_file() and f.name not in ("key", "CACHEDIR.TAG")]
     key = outs[0][0].split()[1]
     assert len(files) <= 2 and all(f.suffix == ".o" for f in files)
     assert [f.name for f in files].count(f"{key}.o") == 1
-    assert all(cache._unwrap(f.read_bytes()) is not None for f in files)
+    assert all(_valid(f, f.stem) for f in files)
+
+
+# ------------------------------------------------------------------ the cache is a trust boundary
+@pytest.fixture
+def bcast():
+    m = tlop.load("taulop/bcast")
+    return m, tlop.default_profile()
+
+
+def _entry(cache_dir, ev):
+    (path,) = cache_dir.rglob(f"{ev.compile_stats.key}.o")
+    return path
+
+
+def _compile_here(program, name, prof):
+    """Compile ``name`` into this test's cache (not from the process's earlier loads)."""
+    ev = compile_algorithm(program, name, prof)
+    if ev.compile_stats.source != "compiled":
+        _forget(ev.compile_stats.key)
+        ev = compile_algorithm(program, name, prof)
+    assert ev.compile_stats.source == "compiled"
+    return ev
+
+
+def _oracle(mod, prof, name, **args):
+    return mod[name].evaluate(prof, **args)
+
+
+@pytest.fixture
+def alarm():
+    """Fail (not hang) when a cache read blocks: SIGALRM after 20 s raises in the test."""
+    import signal
+
+    def boom(*_):
+        raise TimeoutError("the cache read blocked")
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def test_another_algorithms_code_under_this_key_is_rejected_and_rebuilt(cache_dir, bcast):
+    m, prof = bcast
+    binomial = _compile_here(m.program, "binomial_bcast", prof)
+    linear = _compile_here(m.program, "linear_bcast", prof)
+    args = dict(P=16, m=1 << 20, c=0)
+    want = _oracle(m, prof, "binomial_bcast", P=16, m=1 << 20, c="shm")
+    assert binomial(**args) == pytest.approx(want, rel=1e-12)
+    assert linear(**args) != pytest.approx(want, rel=1e-3)  # the swap would be visible
+    target = _entry(cache_dir, binomial)
+    target.write_bytes(_entry(cache_dir, linear).read_bytes())  # a whole, authentic entry — for another key
+    _forget(binomial.compile_stats.key)
+    store = cache.default_cache()
+    rejected = store.rejected
+    again = compile_algorithm(m.program, "binomial_bcast", prof)
+    assert again.compile_stats.source == "compiled" and store.rejected == rejected + 1
+    assert again(**args) == pytest.approx(want, rel=1e-12)
+    assert _valid(target, binomial.compile_stats.key)
+
+
+@pytest.mark.parametrize("forgery", ["old-format-sha256", "mutated-code", "guessed-secret", "renamed-key"])
+def test_forged_entries_with_valid_checksums_are_never_executed(cache_dir, bcast, forgery):
+    import hashlib
+    import hmac
+    import struct
+
+    m, prof = bcast
+    ev = _compile_here(m.program, "binomial_bcast", prof)
+    key = ev.compile_stats.key
+    path = _entry(cache_dir, ev)
+    data = path.read_bytes()
+    head = len(cache._MAGIC) + 64 + 32
+    payload = bytearray(data[head:])
+    # code that would crash the process if it were loaded and run: every byte of the object's
+    # text replaced by a trap (ud2) is too specific to find; flipping many bytes is enough
+    for i in range(len(payload) // 3, 2 * len(payload) // 3):
+        payload[i] ^= 0x5A
+    payload = bytes(payload)
+    if forgery == "old-format-sha256":  # the previous format: an unkeyed checksum that verifies
+        forged = struct.pack("<8sQ32s", b"TLOPJIT1", len(payload), hashlib.sha256(payload).digest()) + payload
+    elif forgery == "mutated-code":
+        forged = data[:head] + payload
+    elif forgery == "guessed-secret":
+        k = key.encode()
+        mac = hmac.new(b"\0" * 32, cache._MAGIC + k + payload, hashlib.sha256).digest()
+        forged = cache._MAGIC + k + mac + payload
+    else:  # an authentic entry whose stored key was edited to this one
+        other = "0" * 64
+        forged = cache._MAGIC + other.encode() + data[len(cache._MAGIC) + 64:]
+        path = path.parent.parent / other[:2] / f"{other}.o"
+        path.parent.mkdir(exist_ok=True)
+        key = other
+    path.write_bytes(forged)
+    _forget(ev.compile_stats.key)
+    store = cache.default_cache()
+    assert store.get(key) is None
+    again = compile_algorithm(m.program, "binomial_bcast", prof)
+    # rebuilt; with the renamed copy, the untouched original is still good
+    assert again.compile_stats.source == ("disk" if forgery == "renamed-key" else "compiled")
+    assert again(P=8, m=4096.0, c=1) == pytest.approx(
+        _oracle(m, prof, "binomial_bcast", P=8, m=4096.0, c="net"), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "link-to-valid-entry", "directory", "oversized"])
+def test_entries_that_are_not_plain_files_are_neither_waited_on_nor_read(cache_dir, bcast, alarm, kind,
+                                                                          monkeypatch):
+    m, prof = bcast
+    ev = _compile_here(m.program, "linear_bcast", prof)
+    key = ev.compile_stats.key
+    path = _entry(cache_dir, ev)
+    if kind == "link-to-valid-entry":
+        elsewhere = cache_dir.parent / "elsewhere.o"
+        elsewhere.write_bytes(path.read_bytes())
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link-to-dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-to-valid-entry":
+        path.symlink_to(elsewhere)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1024)
+        ev_bytes = b"x" * 4096
+        path.write_bytes(ev_bytes)
+    _forget(key)
+    store = cache.default_cache()
+    rejected = store.rejected
+    again = compile_algorithm(m.program, "linear_bcast", prof)
+    assert again.compile_stats.source == "compiled" and store.rejected == rejected + 1
+    assert again(P=5, m=1000.0, c=0) == pytest.approx(_oracle(m, prof, "linear_bcast", P=5, m=1000.0, c="shm"),
+                                                      rel=1e-12)
+    if kind == "directory":
+        assert path.is_dir()  # not removed (unlink fails): still never read
+    else:
+        assert path.is_file() and not path.is_symlink() and _valid(path, key)  # rebuilt in its place
+    assert os.path.exists("/dev/zero")
+
+
+def test_a_directory_others_can_write_is_not_used(tmp_path, monkeypatch, bcast, capfd):
+    m, prof = bcast
+    d = tmp_path / "shared"
+    d.mkdir()
+    d.chmod(0o777)
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(d))
+    ev = compile_algorithm(_fresh_module(uuid.uuid4().int % 10**9).program, "a", prof)
+    _forget(ev.compile_stats.key)
+    assert compile_algorithm(_fresh_module(uuid.uuid4().int % 10**9).program, "a", prof).compile_stats.source == "compiled"
+    assert list(d.iterdir()) == []  # nothing written there, not even a key
+    assert "others can write to it" in capfd.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to give a file away")
+def test_a_directory_or_key_of_another_user_is_not_used(tmp_path, monkeypatch, bcast):
+    m, prof = bcast
+    d = tmp_path / "theirs"
+    d.mkdir(mode=0o755)
+    os.chown(d, 12345, 12345)
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(d))
+    ev = compile_algorithm(_fresh_module(uuid.uuid4().int % 10**9).program, "a", prof)
+    assert list(d.iterdir()) == []
+    # our own directory, but a key file someone else made
+    mine = tmp_path / "mine"
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(mine))
+    ev = compile_algorithm(_fresh_module(uuid.uuid4().int % 10**9).program, "a", prof)
+    key = ev.compile_stats.key
+    os.chown(mine / "key", 12345, 12345)
+    _forget(key)
+    assert cache.default_cache().get(key) is None
+
+
+def _run(script: str, env: dict, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+_COMPILE_ONE = textwrap.dedent("""
+    import tlop
+    from tlop.backends.jit import compile_algorithm
+    mod = tlop.loads('import "taulop/platform.tlop"\\nalgorithm a(P: int >= 1, m: bytes) = 7s + P * T[shm](m)\\n')
+    print(compile_algorithm(mod.program, "a", tlop.default_profile())(P=2, m=8.0))
+""")
+
+
+@pytest.mark.parametrize("value", ["~", "~/", "~nosuchuser_tlop/x", "relative/cache"])
+def test_cache_dir_values_that_would_litter_home_or_the_working_directory(tmp_path, value):
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "notes.txt").write_text("mine")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = dict(os.environ, HOME=str(home), TLOP_CACHE_DIR=value)
+    r = _run(_COMPILE_ONE, env, cwd)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) > 7
+    assert sorted(p.name for p in home.iterdir()) == ["Documents", "notes.txt"]  # no shards, no key
+    assert list(cwd.iterdir()) == []  # no folder named '~…' or 'relative'
+    assert "nothing is cached" in r.stderr
+
+
+def test_a_new_deep_cache_directory_is_created_private_and_said(tmp_path):
+    deep = tmp_path / "a" / "b" / "c"
+    env = dict(os.environ, TLOP_CACHE_DIR=str(deep))
+    r = _run(_COMPILE_ONE, env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"created the cache directory {deep}" in r.stderr
+    for p in (tmp_path / "a", tmp_path / "a" / "b", deep):
+        assert p.stat().st_mode & 0o777 == 0o700
+    assert (deep / "CACHEDIR.TAG").read_bytes().startswith(b"Signature: 8a477f597d28d172789f06886806bc55")
+    assert (deep / "key").stat().st_mode & 0o777 == 0o600
+    r2 = _run(_COMPILE_ONE, env, tmp_path)
+    assert r2.stdout == r.stdout and "created" not in r2.stderr  # the second run just uses it

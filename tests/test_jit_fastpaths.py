@@ -87,14 +87,29 @@ def test_power_of_two_shortcut_is_exact():
     f = compile_algorithm(mod.program, "f", prof)
     ys = [-1100.0, -1075.0, -1074.0, -1050.0, -1023.0, -1022.0, -0.0, 0.0, 1.0, 52.0, 1023.0, 1024.0,
           0.5, -0.5, 3.0000001, 1e300, float("inf"), float("-inf"), 2.0 ** 62]
+    finite = [y for y in ys if y < 1024]
     for y in ys:
         want = interp_point(mod.program, mod.program.algorithms["f"], prof, {"y": y})
+        if y not in finite:  # 2^y overflows: a non-finite cost is an error, naming the overflow
+            assert isinstance(want, TlopError) and "not finite: inf" in str(want)
+            why = r"the argument y \(it is inf\)" if y == math.inf else r"an overflow \(2 \^ "
+            with pytest.raises(TlopError, match=r"costs inf s, not a finite time.*" + why):
+                f(y=y)
+            continue
         got = f(y=y)
         assert got == want and math.copysign(1, got) == math.copysign(1, want), (y, got, want)
-    assert _same(f.batch(y=np.array(ys)), [float(2.0 ** y) if y < 1024 else math.inf for y in ys])
+    assert _same(f.batch(y=np.array(finite)), [float(2.0 ** y) for y in finite])
+    with pytest.raises(TlopError, match=r"batch point \(11,\)\): an overflow"):
+        f.batch(y=np.array(ys))
     g = compile_algorithm(mod.program, "g", prof)
-    for P in (1, 5, 1023, 1030):
+    for P in (1, 5, 1022, 1023, 1030):
         want = interp_point(mod.program, mod.program.algorithms["g"], prof, {"P": float(P)})
+        if P >= 1023:  # the sum reaches 2^1024 (P = 1023), a term is 2^1024 (P = 1030): an overflow
+            assert isinstance(want, TlopError) and "not finite: inf" in str(want)
+            why = r"the sum over i of finite terms is inf" if P == 1023 else r"2 \^ 1024"
+            with pytest.raises(TlopError, match=r"an overflow \(" + why + r"\)"):
+                g(P=P)
+            continue
         assert g(P=P) == want
 
 

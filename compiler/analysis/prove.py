@@ -16,7 +16,9 @@ What it does:
   original under the axioms of the families used: symbolically (sums with symbolic bounds
   abstracted), and if that is not decided, for bounded parameters by unrolling every sum to at
   most ``bound`` terms.  A failure carries a counterexample.
-* :func:`prove_relation` proves or refutes ``lhs rel rhs`` under assumptions.
+* :func:`prove_relation` proves or refutes ``lhs rel rhs`` under assumptions; a refutation's
+  counterexample is re-evaluated by the interpreter (:mod:`tlop.analysis.recheck`), so it shows
+  the values the claim really has there, or is marked spurious when the claim holds there.
 
 What it does not do: choose rules or simplify (:mod:`tlop.analysis.simplify`).
 """
@@ -43,15 +45,36 @@ class Counterexample:
     lhs: Optional[float] = None
     rhs: Optional[float] = None
     functions: dict = field(default_factory=dict)
+    #: both sides re-evaluated by the interpreter at this point (claims only; see
+    #: :mod:`tlop.analysis.recheck`); None when not re-evaluated
+    checked: Optional[object] = None
+
+    @property
+    def spurious(self) -> bool:
+        """True when re-evaluation shows the claim holds at this point (the solver's values
+        came from an abstraction)."""
+        return self.checked is not None and self.checked.fails is False
 
     def render(self) -> str:
         parts = [f"{k} = {_fmt(v)}" for k, v in sorted(self.values.items())]
         out = "counterexample: " + (", ".join(parts) if parts else "(no variables)")
-        if self.lhs is not None or self.rhs is not None:
-            out += f"\n  lhs = {_fmt(self.lhs)}, rhs = {_fmt(self.rhs)}"
+        c = self.checked
+        if c is not None and c.fails is not None:
+            where = "with the tables the solver chose" if c.reads_profile else "by the interpreter"
+            out += f"\n  lhs = {_fmt(c.lhs)}, rhs = {_fmt(c.rhs)}  (evaluated at this point {where})"
+            if not (_close(c.lhs, self.lhs) and _close(c.rhs, self.rhs)):
+                out += (f"\n  (the solver's abstraction of powers, logarithms or sums gave lhs = {_fmt(self.lhs)}, "
+                        f"rhs = {_fmt(self.rhs)})")
+        elif self.lhs is not None or self.rhs is not None:
+            out += f"\n  lhs = {_fmt(self.lhs)}, rhs = {_fmt(self.rhs)}  (the solver's values"
+            out += f"; the interpreter could not evaluate this point: {c.error})" if c is not None else ")"
         for k, v in sorted(self.functions.items()):
             out += f"\n  {k} = {v}"
         return out
+
+
+def _close(a, b) -> bool:
+    return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
 def _fmt(v):
@@ -401,6 +424,10 @@ def prove_relation(lhs: ir.Expr, rel: str, rhs: ir.Expr, program: Optional[ir.Pr
                            mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
     status, model, enc, a, b, mode = last
     cex = _counterexample(model, dict(enc.vars), a, b, enc) if model is not None else None
+    if cex is not None and status == "refuted":
+        from tlop.analysis.recheck import recheck
+
+        cex.checked = recheck(program, model, enc, lhs, rhs, _RELS[rel], cex.values)
     return Outcome(status, time.perf_counter() - t0, counterexample=cex, mode=mode)
 
 

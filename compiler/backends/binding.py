@@ -38,8 +38,8 @@ from tlop.runtime.diagnostics import Diagnostic, TlopError
 from tlop.ir.types import Type, parse_type
 from tlop.runtime.units import split_quantity, unit_dimension
 
-__all__ = ["bind_arguments", "parse_cli_value", "constraint_mask", "Binder", "binder_for", "PARAM_KINDS",
-           "ParamKind", "bind_mapping", "as_mapping"]
+__all__ = ["bind_arguments", "broadcast_shape", "parse_cli_value", "constraint_mask", "Binder", "binder_for",
+           "PARAM_KINDS", "ParamKind", "bind_mapping", "as_mapping"]
 
 
 class ParamKind:
@@ -283,6 +283,18 @@ class Binder:
 
 
 _BINDERS: dict = {}  # (id(program), id(alg)) -> (weakref(program), weakref(alg), Binder)
+
+
+def broadcast_shape(name: str, columns: Mapping[str, Any]) -> tuple:
+    """The shape the argument arrays ``columns`` broadcast to, or the TlopError every engine
+    raises when they do not: ``'name': arguments do not broadcast together: P (3,), m (2,)``."""
+    import numpy as np
+
+    try:
+        return np.broadcast_shapes(*(np.shape(v) for v in columns.values()))
+    except ValueError:
+        raise TlopError(f"'{name}': arguments do not broadcast together: "
+                        + ", ".join(f"{k} {np.shape(v)}" for k, v in columns.items())) from None
 
 
 def binder_for(program: ir.Program, alg: ir.Algorithm) -> Binder:

@@ -23,6 +23,13 @@ Rules an engine must reproduce exactly:
   interpreter's ``mapping`` and the process count under :data:`tlop.ir.RANKS` in the
   environment.  A ``sum`` whose body holds a stage that does not depend on the index is
   evaluated once and multiplied by the number of terms (the ring's P − 1 identical stages).
+* sizes and concurrencies are checked where they are used (:func:`check_size`,
+  :func:`check_concurrency`): a negative message size of a transmission or a table lookup, and
+  a concurrency that is not positive (``A ‖ …``, the count of an item of a parallel
+  composition, a table's ``tau``), are errors.  Inside a parallel composition a size is not
+  checked: there a size below 0 counts as 0 and an increment ``m_i − m_{i−1}`` that is ≤ 0 is
+  dropped (:mod:`tlop.ir.taulop`; ``T(m − s) ‖ T(s)`` may legitimately have ``m − s ≤ 0``),
+  and the transmissions the reduction builds only ever get positive increments.
 * **arrays are many scalars**: the result for each element of an array argument is exactly what
   evaluating that element alone gives, and an array evaluation fails exactly when some element
   fails.  So ``if`` with an array test evaluates each branch only on the elements that take it;
@@ -44,7 +51,8 @@ from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds"]
+__all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds", "check_size",
+           "check_concurrency"]
 
 
 #: the longest reduction any engine runs (the JIT checks the same limit, so that no native loop
@@ -83,6 +91,30 @@ def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     if kind != "sum" and stop < start:
         raise EvalError(f"{kind} over an empty range", span)
     return start, stop
+
+
+def _first_bad(v, bad):
+    """The first element of ``v`` (a float or an array) where ``bad`` holds, or None."""
+    if not _is_array(v):
+        return float(v) if bad(v) else None
+    with np.errstate(invalid="ignore"):
+        hits = np.flatnonzero(bad(v).ravel())
+    return float(np.asarray(v).ravel()[hits[0]]) if hits.size else None
+
+
+def check_size(what: str, size, span=None) -> None:
+    """A message size written in the model must not be negative (NaN passes: it makes the
+    result NaN, reported as such)."""
+    v = _first_bad(size, lambda x: x < 0)
+    if v is not None:
+        raise EvalError(f"{what}: the message size is negative ({v:g} B)", span)
+
+
+def check_concurrency(what: str, tau, span=None) -> None:
+    """A concurrency (``A ‖ …``, an item's count, a table's ``tau``) must be positive."""
+    v = _first_bad(tau, lambda x: x <= 0)
+    if v is not None:
+        raise EvalError(f"{what}: the concurrency must be positive, not {v:g}", span)
 
 
 def _is_array(v) -> bool:
@@ -303,6 +335,8 @@ class Interpreter(ExprFunctor):
         tau = None
         if sig.tau_index is not None:
             tau = np.multiply(args.pop(sig.tau_index), conc)
+            check_concurrency(label, tau, e.span)
+        check_size(label, args[0], e.span)
         try:
             return table.lookup(args[0], tau) if tau is not None else table.lookup(args[0])
         except TlopError as err:
@@ -327,6 +361,7 @@ class Interpreter(ExprFunctor):
     # ------------------------------------------------------------------ τ-Lop operators
     def _eval_Conc(self, e, env, conc):
         f = self._eval(e.factor, env, conc)
+        check_concurrency("the left side of '||'", f, e.factor.span or e.span)
         return self._eval(e.body, env, np.multiply(conc, f))
 
     def variant(self, name, model_channel, span):
@@ -346,6 +381,7 @@ class Interpreter(ExprFunctor):
             f"is only defined via {kinds}", span)
 
     def _transmit(self, name, model_channel, size, conc, span):
+        check_size(f"{name}[{model_channel}]", size, span)
         v = self.variant(name, model_channel, span)
         return self._eval(v.body, {v.param: size}, conc)
 
@@ -359,6 +395,10 @@ class Interpreter(ExprFunctor):
     def _eval_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction (:func:`tlop.ir.taulop.expand_parcomp`), expanded once per
         node and evaluated like any other expression."""
+        for operand in e.operands:  # the counts the user wrote (sizes below 0 count as 0 there)
+            for x in operand:
+                check_concurrency(f"the count of transmission '{x.name}' in a parallel composition",
+                                  self._eval(x.count, env, conc), x.span)
         got = self._expansions.get(id(e))
         if got is None or got[0] is not e:
             got = (e, expand_parcomp(e).expr)

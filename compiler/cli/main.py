@@ -24,6 +24,7 @@ from typing import Sequence
 
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
+from tlop.runtime.text import printable
 from tlop.runtime.units import format_size, format_time
 from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
 
@@ -108,8 +109,16 @@ def _engine(args, handle, profile, points: int = 2):
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
+    from tlop.backends.nonfinite import check_finite
+
     interp = Interpreter(handle.module.program, profile, mapping)
-    return "interp", lambda env: interp.eval(handle.ir.body, bind_mapping(handle.ir, env, mapping))
+
+    def run(env):
+        bound = bind_mapping(handle.ir, env, mapping)
+        return check_finite(interp.eval(handle.ir.body, bound), handle.name, handle.module.program,
+                            profile, handle.ir.body, bound, mapping=mapping)
+
+    return "interp", run
 
 
 def _fmt_arg(p, v) -> str:
@@ -416,7 +425,8 @@ def cmd_best(args) -> int:
 
 
 def _write_csv(target: str, header: list, rows) -> None:
-    """Write rows as CSV to the file ``target``, or to standard output for ``-``."""
+    """Write rows as CSV to the file ``target`` (atomically: a temporary file, then a rename),
+    or to standard output for ``-``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -427,9 +437,13 @@ def _write_csv(target: str, header: list, rows) -> None:
     if target == "-":
         sys.stdout.write(buf.getvalue())
         return
-    with open(target, "w", encoding="utf-8") as f:
-        f.write(buf.getvalue())
-    print(f"wrote {n} rows to {target}")
+    from tlop.runtime.atomic import write_text_atomic
+
+    try:  # all or nothing: a failure leaves the previous file as it was
+        write_text_atomic(target, buf.getvalue())
+    except OSError as err:
+        raise TlopError(f"{printable(target)}: cannot write the CSV: {err.strerror or err}") from None
+    print(f"wrote {n} rows to {printable(target)}")
 
 
 def _csv_number(v) -> str:
@@ -481,13 +495,24 @@ DEMO = [
 ]
 
 
+def _demo_processes(text: str) -> float:
+    """One ``-P`` value of ``tlop demo``: a whole number of processes."""
+    try:
+        p = float(text)
+    except ValueError:
+        p = math.nan
+    if not (math.isfinite(p) and p.is_integer() and 2 <= p <= 1 << 20):
+        raise TlopError(f"-P {printable(text)}: a process count must be a whole number from 2 to {1 << 20}")
+    return p
+
+
 def cmd_demo(args) -> int:
     """Price a handful of stdlib algorithms on the default profile, side by side."""
     from tlop.api import load
 
     prof = _profile(args)
     sizes = [1024.0, 65536.0, 1048576.0]
-    procs = [float(p) for p in args.P]
+    procs = [_demo_processes(p) for p in args.P]
     print(f"tlop demo: stdlib algorithms on profile '{prof.name}' "
           f"({prof.metadata.get('machine', 'no machine description')})")
     print("cost in microseconds; P = processes, m = message size\n")

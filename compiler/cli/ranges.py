@@ -33,24 +33,37 @@ def parse_range(name: str, text: str, ptype: str, program) -> list:
         raise TlopError(f"{name}={text}: the range is empty ({lo:g} > {hi:g})")
     values = []
     if step.startswith("x") or step.startswith("*"):
-        factor = float(step[1:])
-        if not factor > 1:
-            raise TlopError(f"{name}={text}: a geometric step needs a factor > 1")
+        factor = _number(name, text, step[1:], "the factor of a geometric step")
+        if not (factor > 1 and math.isfinite(factor)):
+            raise TlopError(f"{name}={text}: a geometric step needs a finite factor > 1")
         if lo <= 0:
             raise TlopError(f"{name}={text}: a geometric range must start above 0")
-        n = int(math.floor(math.log(hi / lo) / math.log(factor) + 1e-9)) + 1
+        n = int(math.floor((math.log(hi) - math.log(lo)) / math.log(factor) + 1e-9)) + 1
         if n > MAX_SWEEP_POINTS:
             raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
         v = lo
-        while v <= hi * (1 + 1e-12):
+        while v <= hi * (1 + 1e-12) and len(values) < n + 1:
             values.append(v)
             v *= factor
     else:
         inc = parse_cli_value(step[1:] if step.startswith("+") else step, ptype, name, program) if step else 1.0
-        if not inc > 0:
-            raise TlopError(f"{name}={text}: the step must be positive")
-        n = int(math.floor((hi - lo) / inc + 1e-9)) + 1
+        if not (inc > 0 and math.isfinite(inc)):
+            raise TlopError(f"{name}={text}: the step must be positive and finite")
+        span = (hi - lo) / inc  # may overflow to inf (1e300 / 1e-300): counted before converting
+        if not span < MAX_SWEEP_POINTS:
+            raise TlopError(f"{name}={text}: {'over 1e308' if math.isinf(span) else f'{span:.3g}'} points; "
+                            f"at most {MAX_SWEEP_POINTS:,}")
+        n = int(math.floor(span + 1e-9)) + 1
         if n > MAX_SWEEP_POINTS:
             raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
         values = [lo + i * inc for i in range(n)]
     return values
+
+
+def _number(name: str, text: str, t: str, what: str) -> float:
+    try:
+        return float(t)
+    except ValueError:
+        from tlop.runtime.text import printable
+        raise TlopError(f"{printable(name)}={printable(text)}: {what} must be a number, "
+                        f"not '{printable(t)}' (e.g. {printable(name)}=2..256:x2)") from None

@@ -16,7 +16,10 @@ only when all of these still hold, otherwise it is rebuilt:
 
 Integrity: entries are Python pickles, so they are never unpickled unless their HMAC-SHA256
 verifies under a per-user secret key (32 random bytes in ``<cache>/ir/key``, created with mode
-0600; a key file that is not the user's own or is readable by others disables the cache).  A
+0600; a key file that is not the user's own or is readable by others disables the cache).  The
+directory, key and entry rules are those of :mod:`tlop.runtime.cachedir`, shared with the JIT
+cache (a directory not the user's own or writable by others is not used; entries are opened
+without following links and read only when they are regular files).  A
 truncated, damaged or forged entry fails the check, is deleted and rebuilt; a writer without
 the key cannot make one that passes.  Writes are atomic (a temporary file, then
 ``os.replace``).  A cache that cannot be created or written is not an error: loading just
@@ -33,17 +36,18 @@ import hashlib
 import hmac
 import os
 import pickle
-import stat
 import sys
 from pathlib import Path
 from typing import Optional
 
-from tlop.runtime.cachedir import user_cache_dir
+from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, trusted_directory, user_cache_dir
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
 
 _MAGIC = b"TLOPIR02"
 _MAC = 32
+#: the largest entry read (the whole stdlib's checked IR is well under 1 MB)
+MAX_ENTRY_BYTES = 64 << 20
 _FINGERPRINT: Optional[str] = None
 #: counters for tests and benchmarks: hits, misses, rejected (damaged/forged), stored
 stats = {"hits": 0, "misses": 0, "rejected": 0, "stored": 0}
@@ -93,53 +97,11 @@ def compiler_fingerprint() -> str:
 
 # ---------------------------------------------------------------------------------- key
 def _secret(directory: Path, create: bool) -> Optional[bytes]:
-    """The per-user HMAC key; None when it does not exist (and ``create`` is false) or cannot
-    be trusted (not ours, readable by others, wrong size)."""
-    path = directory / "key"
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
-            if not create:
-                return None
-            _make_secret(directory, path)
-            continue
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or st.st_size != 32:
-                return None
-            if hasattr(os, "getuid") and st.st_uid != os.getuid():
-                return None
-            data = os.read(fd, 64)
-            return data if len(data) == 32 else None
-        finally:
-            os.close(fd)
-    return None
-
-
-def _make_secret(directory: Path, path: Path) -> None:
-    """Create the key file atomically with mode 0600 (a concurrent creator may win: then its
-    key is the one used)."""
-    import secrets
-    import tempfile
-
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".key.")  # mkstemp: mode 0600
-    try:
-        os.fchmod(fd, 0o600) if hasattr(os, "fchmod") else None
-        os.write(fd, secrets.token_bytes(32))
-        os.close(fd)
-        fd = -1
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        os.unlink(tmp)
+    """The per-user HMAC key (:func:`tlop.runtime.cachedir.secret_key`, the JIT cache's
+    mechanism) when the cache directory is trusted; None otherwise."""
+    if not trusted_directory(directory.parent, create) or not trusted_directory(directory, create):
+        return None
+    return secret_key(directory, create)
 
 
 # ---------------------------------------------------------------------------------- entries
@@ -167,8 +129,10 @@ def get(path: Path):
         return None
     entry = _entry_path(directory, path, content)
     try:
-        data = entry.read_bytes()
-    except OSError:
+        data = read_entry(entry, MAX_ENTRY_BYTES)
+    except UntrustedEntry:
+        data = b""  # rejected below
+    if data is None:
         stats["misses"] += 1
         return None
     payload = _verified(data, secret)
@@ -213,7 +177,7 @@ def put(path: Path, modules: list, elaborated) -> bool:
                   "files": files, "imports": imports}
         payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
         entry = _entry_path(directory, path, content)
-        entry.parent.mkdir(parents=True, exist_ok=True)
+        entry.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:

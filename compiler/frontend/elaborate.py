@@ -32,6 +32,7 @@ from tlop.ir import types as T
 from tlop.ir.types import Type, TypeRuleError
 from tlop.runtime.diagnostics import DiagnosticSink, Span
 from tlop.frontend.loader import LoadedModule
+from tlop.frontend.transmission_cycles import check_transmission_cycles
 from tlop.runtime.units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
 
 __all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
@@ -806,6 +807,7 @@ def elaborate(modules: list[LoadedModule]) -> Elaborated:
     el = _Elaborator(modules)
     el.collect()
     transmissions = el.transmission_variants()
+    check_transmission_cycles(tuple(el.channels), transmissions, el.sink)
     algorithms = {}
     root = modules[-1]
     root_names = tuple(d.name for d in root.module.decls if isinstance(d, A.AlgorithmDecl))

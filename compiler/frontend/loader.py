@@ -3,7 +3,10 @@
 What it does: turns a path or a stdlib short name (``taulop/bcast``) into a file, parses it, and
 follows its ``import "…"`` declarations — relative to the importing file first, then the folders of ``$TLOP_PATH``, then the stdlib
 directory — returning every module once, imports before importers.  Reports missing files and
-import cycles with the span of the offending ``import``.
+import cycles with the span of the offending ``import``.  Only ``.tlop`` sources are imported (an
+``import "/etc/shadow"`` is refused before anything is read); an import that cannot be read is an
+error at its ``import``, bytes that are not UTF-8 an error at their line and column, and a UTF-8
+byte order mark at the start of a file is accepted.
 
 What it does not do: look at names or types (that is :mod:`tlop.frontend.elaborate`).
 """
@@ -14,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tlop.runtime.diagnostics import Diagnostic, DiagnosticSink, Source, TlopError
+from tlop.runtime.diagnostics import Diagnostic, DiagnosticSink, Source, Span, TlopError
 
 __all__ = ["STDLIB_DIR", "LoadedModule", "resolve_path", "load_tree", "stdlib_modules"]
 
@@ -70,14 +73,28 @@ def _display_name(path: Path) -> str:
         return str(path)
 
 
-def read_source(path: Path) -> Source:
+def read_source(path: Path, imported_at: Span | None = None) -> Source:
+    """The text of ``path``: UTF-8, a byte order mark at the start dropped.  A file that cannot
+    be read is an error at ``imported_at`` (the ``import`` that names it) when given; bytes that
+    are not UTF-8 are an error at their own line and column."""
+    shown = _display_name(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise TlopError(f"{_display_name(path)}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        data = path.read_bytes()
     except OSError as e:
-        raise TlopError(f"cannot read {_display_name(path)}: {e.strerror}") from None
-    return Source(_display_name(path), text)
+        raise TlopError(f"cannot read {shown}: {e.strerror or e}", imported_at) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        col = len(data[start:e.start].decode("utf-8", "replace")) + 1
+        span = Span(Source(shown, data.decode("utf-8", "replace")), line, col, line, col)
+        notes = (f"imported at {imported_at}",) if imported_at is not None else ()
+        raise TlopError(Diagnostic(f"not UTF-8 text: byte 0x{data[e.start]:02x} ({e.reason}); .tlop files are "
+                                   f"UTF-8", span, notes=notes)) from None
+    if text.startswith("\ufeff"):  # a byte order mark (some editors write one): not part of the text
+        text = text[1:]
+    return Source(shown, text)
 
 
 def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
@@ -92,10 +109,16 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
     done: dict[Path, LoadedModule] = {}
     errors: list[Diagnostic] = []
 
-    def visit(path: Path, chain: tuple, source: Source | None = None):
+    def visit(path: Path, chain: tuple, source: Source | None = None, imported_at: Span | None = None):
         if path in done:
             return
-        source = source or read_source(path)
+        if source is None:
+            try:
+                source = read_source(path, imported_at)
+            except TlopError as e:
+                errors.extend(e.diagnostics)
+                done[path] = None  # type: ignore[assignment]
+                return
         try:
             module = parse_source(source)
         except TlopError as e:
@@ -107,15 +130,20 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
                 continue
             target = _find_import(path, d.path)
             if target is None:
-                sink.error(f"cannot find imported file '{d.path}' (looked beside {source.name}, in $TLOP_PATH and in the stdlib)",
-                           d.span)
+                other = _non_source(path, d.path)
+                if other is not None:
+                    sink.error(f"cannot import '{d.path}': {other} is not a .tlop source (only .tlop files are "
+                               f"imported; it was not read)", d.span)
+                else:
+                    sink.error(f"cannot find imported file '{d.path}' (looked beside {source.name}, in $TLOP_PATH "
+                               f"and in the stdlib)", d.span)
                 continue
             if target in chain or target == path:
                 cycle = " -> ".join(_display_name(p) for p in chain[chain.index(target):] + (path, target)) \
                     if target in chain else f"{_display_name(path)} -> {_display_name(path)}"
                 sink.error(f"import cycle: {cycle}", d.span)
                 continue
-            visit(target, chain + (path,))
+            visit(target, chain + (path,), imported_at=d.span)
         lm = LoadedModule(path, source, module)
         done[path] = lm
         order.append(lm)
@@ -127,11 +155,34 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
     return order
 
 
-def _find_import(importer: Path, rel: str) -> Path | None:
+def _candidates(importer: Path, rel: str):
     for base in [importer.parent] + search_path():
-        p = (base / rel)
-        if p.is_file():
+        yield base / rel
+        if not rel.endswith(".tlop"):
+            yield base / (rel + ".tlop")
+
+
+def _is_source(p: Path) -> bool:
+    """A regular ``.tlop`` file, also after following links (``x.tlop`` linking to
+    ``/etc/shadow`` is not one)."""
+    return p.name.endswith(".tlop") and p.is_file() and p.resolve().name.endswith(".tlop")
+
+
+def _find_import(importer: Path, rel: str) -> Path | None:
+    """The ``.tlop`` file ``import "rel"`` of ``importer`` names (beside it, then on the
+    search path), or None.  Only ``.tlop`` sources are ever returned: an import of any other
+    file is refused before it is read."""
+    for p in _candidates(importer, rel):
+        if _is_source(p):
             return p.resolve()
-        if not rel.endswith(".tlop") and (base / (rel + ".tlop")).is_file():
-            return (base / (rel + ".tlop")).resolve()
+    return None
+
+
+def _non_source(importer: Path, rel: str) -> str | None:
+    """How to name the file ``import "rel"`` would have reached if it were a ``.tlop`` source
+    (for the error message), or None when there is no such file."""
+    for p in _candidates(importer, rel):
+        if p.exists() and not p.is_dir():
+            r = p.resolve()
+            return f"'{r}'" if r != p.absolute() else f"'{p}'"
     return None

@@ -236,6 +236,8 @@ class CodeGen(ExprFunctor):
         self.tabs, self.scal, self.st, self.idx = tabs, scal, st, idx
         b = self.b = ir.IRBuilder(fn.append_basic_block("entry"))
         self.oog_flag = b.alloca(I8, name="outside")  # one slot, at the top: never inside a loop
+        self.bad = b.alloca(I1, name="bad")  # a check of check() failed at this point
+        b.store(ir.Constant(I1, 0), self.bad)
         env = _Env()
         for k, info in enumerate(self.infos):
             if info.channel:
@@ -243,7 +245,11 @@ class CodeGen(ExprFunctor):
             else:
                 v = b.load(b.gep(args, [ir.Constant(I64, k)]), name=info.name)
                 env[info.name] = self.set_level(v, -1 if self.scalar_mask >> k & 1 else 0)
-        b.ret(self.gen(self.alg.body, env, None))
+        r = self.gen(self.alg.body, env, None)
+        b = self.b
+        with b.if_then(b.load(self.bad), likely=False):
+            self.flag_error()
+        b.ret(r)
         return fn
 
     def _emit_batch(self, core):
@@ -299,7 +305,8 @@ class CodeGen(ExprFunctor):
         v = b.select(ok, r, _NAN)
         b.store(v, b.gep(out, [i]))
         i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", v, v)), b.block)
+        dv = b.fsub(v, v)  # NaN exactly when v is ±inf or NaN: a non-finite cost fails
+        bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", dv, dv)), b.block)
         b.branch(head)
 
         b.position_at_end(done)
@@ -327,6 +334,14 @@ class CodeGen(ExprFunctor):
         where = b.gep(self.st, [ir.Constant(I64, 1)])
         b.store(b.select(first, self.idx, b.load(where)), where)
         b.store(ir.Constant(I64, ERR_EVAL), self.st)
+
+    def check(self, bad):
+        """An evaluation error at this point when the ``i1`` ``bad`` holds (the interpreter's
+        :func:`~tlop.backends.interp.check_size` / ``check_concurrency`` give the message).
+        Branch-free: or-ed into one flag tested once at the end of the point, so the checked
+        code stays in one block (lookups keep sharing their grid segments)."""
+        b = self.b
+        b.store(b.or_(b.load(self.bad), bad), self.bad)
 
     def fail(self):
         """An evaluation error here: flag it and continue with NaN."""
@@ -671,9 +686,11 @@ class CodeGen(ExprFunctor):
             tau = args.pop(sig.tau_index)
             if conc is not None:
                 tau = b.fmul(tau, conc)
+            self.check(b.fcmp_ordered("<=", tau, _ZERO))  # concurrency must be positive
         if not args:
             raise TlopError(f"table '{e.table}' takes no size argument; the JIT needs one", e.span)
         m = args[0]
+        self.check(b.fcmp_ordered("<", m, _ZERO))  # no negative size
 
         def emit(c):
             mch = None if c is None else self.program.channels[c]
@@ -755,6 +772,7 @@ class CodeGen(ExprFunctor):
     # ------------------------------------------------------------------ τ-Lop operators
     def gen_Conc(self, e, env, conc):
         f = self.gen(e.factor, env, conc)
+        self.check(self.b.fcmp_ordered("<=", f, _ZERO))  # concurrency must be positive
         return self.gen(e.body, env, f if conc is None else self.b.fmul(conc, f))
 
     def _transmit(self, name: str, c: int, size, conc, span):
@@ -772,6 +790,7 @@ class CodeGen(ExprFunctor):
 
     def gen_Transmit(self, e, env, conc):
         size = self.gen(e.size, env, conc)
+        self.check(self.b.fcmp_ordered("<", size, _ZERO))  # no negative size
         return self.on_channel(e.channel, env, conc, lambda c: self._transmit(e.name, c, size, conc, e.span))
 
     def gen_Xmit(self, e, env, conc):
@@ -789,4 +808,7 @@ class CodeGen(ExprFunctor):
         def decide(cond):
             v = self.static(cond, env)
             return None if v is None else v != 0
+        for operand in e.operands:  # the counts the user wrote must be positive (as the interpreter)
+            for x in operand:
+                self.check(self.b.fcmp_ordered("<=", self.gen(x.count, env, conc), _ZERO))
         return self.gen(expand_parcomp(e, decide).expr, env, conc)

@@ -42,9 +42,10 @@ from typing import Any, Optional
 import numpy as np
 
 from tlop import ir as tir
-from tlop.backends.binding import bind_arguments, binder_for
+from tlop.backends.binding import bind_arguments, binder_for, broadcast_shape
 from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import Interpreter
+from tlop.backends.nonfinite import nonfinite_error
 
 from tlop.backends.jit import cache as _cache
 from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, check_compilable, param_infos
@@ -270,9 +271,9 @@ class Evaluator(functools.partial):
             self._raise_eval(env, "")
         if np.any(st[2:]):
             self._replay_warnings(env)
-        if r != r:
-            raise TlopError(f"'{self.name}' evaluated to NaN (an argument outside the model's domain, "
-                            f"e.g. log2 of 0?) at {self._describe(env)}")
+        if r - r != 0:  # ±inf or NaN
+            raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, env,
+                                  at=self._describe(env))
         return r
 
     def _describe(self, env: dict) -> str:
@@ -343,9 +344,8 @@ class Evaluator(functools.partial):
             shapes = {a.shape for a in values}
             shapes.discard(())
             shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(a.shape for a in values))
-        except ValueError as err:
-            raise TlopError(f"'{self.name}'.batch: arguments do not broadcast together: "
-                            + ", ".join(f"{n} {a.shape}" for n, a in zip(self._names, values))) from err
+        except ValueError:
+            shape = broadcast_shape(self.name, dict(zip(self._names, values)))  # raises the shared message
         code = self._code(combo)
         n = math.prod(shape)
         keep, ptrs, strides = [], [], []
@@ -393,10 +393,10 @@ class Evaluator(functools.partial):
                 # error (argument failure or NaN result), else that evaluation error
                 e0 = int(sts[k, 1])
                 has_eval = int(sts[k, 0]) == ERR_EVAL
-                nan = np.flatnonzero(np.isnan(flat[lo:min(e0 + 1, hi)]))
+                nan = np.flatnonzero(~np.isfinite(flat[lo:min(e0 + 1, hi)]))
                 i = lo + int(nan[0]) if nan.size else e0
                 code = ERR_EVAL if has_eval and i == e0 else ERR_NAN
-                self._batch_failure(code, i, keep, strides, arrays, combo, shape)
+                self._batch_failure(code, i, keep, strides, arrays, combo, shape, float(flat[i]))
         warned = sts[:, 2:]
         if warned.any():
             for slot in range(warned.shape[1]):
@@ -441,7 +441,7 @@ class Evaluator(functools.partial):
                     return False
         return True
 
-    def _batch_failure(self, code, i, keep, strides, arrays, combo, shape):
+    def _batch_failure(self, code, i, keep, strides, arrays, combo, shape, value=math.nan):
         env = self._point_env(i, keep, strides, combo)
         index = np.unravel_index(i, shape) if shape else ()
         where = f" (batch point {tuple(int(x) for x in index)})"
@@ -456,8 +456,8 @@ class Evaluator(functools.partial):
                 raise TlopError(f"{err.diagnostics[0].message} at {self._describe(env)}{where}",
                                 err.diagnostics[0].span) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
-        raise TlopError(f"'{self.name}' evaluated to NaN (an argument outside the model's domain, "
-                        f"e.g. log2 of 0?) at {self._describe(env)}{where}")
+        raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, env, where=where,
+                              at=self._describe(env))
 
 
 def _pool(k: int) -> ThreadPoolExecutor:

@@ -390,7 +390,8 @@ def emit_pycall(module: ir.Module, convention: str, name: str | None = None) -> 
     r = b.load(out)
     nan_bb = fn.append_basic_block("nan")
     ok_bb = fn.append_basic_block("ok")
-    b.cbranch(b.fcmp_unordered("uno", r, r), nan_bb, ok_bb)
+    dr = b.fsub(r, r)  # NaN exactly when r is ±inf or NaN: the fallback raises the error
+    b.cbranch(b.fcmp_unordered("uno", dr, dr), nan_bb, ok_bb)
     b.position_at_end(nan_bb)
     b.branch(bb["fallback"])
     b.position_at_end(ok_bb)
