@@ -32,11 +32,13 @@ MAX_ELEMENTS = 10_000_000
 
 
 class _Batch:
-    """Elements placed by one send or computation item on a set of lanes."""
-    __slots__ = ("node", "phase", "a", "b", "c", "d")
+    """Elements placed by one send or computation item on a set of lanes; ``first`` is the index
+    of its first element among all the stage's elements in the order they were placed."""
+    __slots__ = ("node", "phase", "a", "b", "c", "d", "first")
 
-    def __init__(self, node, phase, a, b=None, c=None, d=None):
+    def __init__(self, node, phase, a, b=None, c=None, d=None, first=0):
         self.node, self.phase, self.a, self.b, self.c, self.d = node, phase, a, b, c, d
+        self.first = first
 
 
 def _lanes(v, n):
@@ -99,12 +101,13 @@ class StageEnumerator:
         if isinstance(item, ir.Send):
             self._place(n, item)
             sends.append(_Batch(item, ph, *(self._eval(x, env, n, conc)
-                                            for x in (item.src, item.dst, item.size, item.weight))))
+                                            for x in (item.src, item.dst, item.size, item.weight)),
+                                first=self._count - n))
             return ph + 1
         if isinstance(item, ir.Compute):
             self._place(n, item)
             computes.append(_Batch(item, ph, self._eval(item.rank, env, n, conc),
-                                   self._eval(item.cost, env, n, conc)))
+                                   self._eval(item.cost, env, n, conc), first=self._count - n))
             return ph + 1
         if isinstance(item, ir.Block):
             for it in item.items:
