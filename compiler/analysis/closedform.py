@@ -656,3 +656,27 @@ def expand_transmissions(program: ir.Program, e: ir.Expr, profile) -> ir.Expr:
         return ir.rebuild(x, tuple(go(k, factor) for k in ir.children(x)))
 
     return go(e, None)
+
+
+def substitute_q(program: ir.Program, alg: ir.Algorithm, d: Derivation, q: int, guarded: bool = False) -> ir.Expr:
+    """The closed form with the ranks per node fixed to ``q`` (a concrete mapping), simplified;
+    with ``guarded``, ``if conditions then closed form else the schedule``."""
+    e = _subst(d.expr, d.q, _num(q))
+    if guarded:
+        e = ir.Cond(_subst(d.conditions, d.q, _num(q)), e, alg.body)
+    e = _strip_types(e)
+    e = _typed(program, alg, e, d.q)
+    if guarded:
+        return e
+    return _simplified(program, alg, e, d.q)
+
+
+def _strip_types(e: ir.Expr) -> ir.Expr:
+    """``e`` rebuilt without type annotations (a numeral's type is re-derived where it sits)."""
+    from tlop.ir.nodes import _rebuild
+
+    if isinstance(e, ir.Num):
+        return ir.Num(e.value, span=e.span)
+    if isinstance(e, ir.Var):
+        return ir.Var(e.name, span=e.span)
+    return _rebuild(e, tuple(_strip_types(k) for k in ir.children(e)), getattr(e, "span", None))
