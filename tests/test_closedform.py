@@ -169,14 +169,15 @@ def test_shift_by_a_stage_variable(tmp_path):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_stdlib_ring_formulas_are_the_schedule(profile):
-    """``ring_allgather_seq`` equals the schedule over sequential(Q) for every Q (Q | P or not),
-    ``ring_allgather_rr`` over round_robin(Q) for Q | P, m > 0."""
+    """``ring_allgather_seq`` equals the schedule over sequential(Q), ``ring_allgather_rr`` over
+    round_robin(Q), for Q | P, m > 0."""
     seq, rr, ring = AG["ring_allgather_seq"], AG["ring_allgather_rr"], AG["ring"]
     for P in range(2, 41):
         for Q in range(1, 10):
+            if P % Q:
+                continue
             for m in (1000.0, float(1 << 20)):
                 want = ring.evaluate(profile, P=P, m=m, mapping=tlop.sequential(Q))
                 assert _close(seq.evaluate(profile, P=P, m=m, Q=Q), want), ("seq", P, Q, m)
-                if P % Q == 0:
-                    want = ring.evaluate(profile, P=P, m=m, mapping=tlop.round_robin(Q))
-                    assert _close(rr.evaluate(profile, P=P, m=m, Q=Q), want), ("rr", P, Q, m)
+                want = ring.evaluate(profile, P=P, m=m, mapping=tlop.round_robin(Q))
+                assert _close(rr.evaluate(profile, P=P, m=m, Q=Q), want), ("rr", P, Q, m)

@@ -76,6 +76,8 @@ class Derivation:
     expr: Optional[ir.Expr] = None
     conditions: ir.Expr = _ONE
     condition_text: list = field(default_factory=list)
+    #: the conditions one by one (IR, untyped), in the order of ``condition_text``
+    condition_parts: list = field(default_factory=list)
     reason: str = ""
     patterns: list = field(default_factory=list)
 
@@ -576,6 +578,7 @@ def derive(program: ir.Program, alg: ir.Algorithm, kind: str, *, simplify: bool 
     conds = base + d.conditions
     out.conditions = _and(*(c for c, _ in conds))
     out.condition_text = [t for _, t in conds]
+    out.condition_parts = [c for c, _ in conds]
     out.patterns = d.patterns
     if simplify:
         body = _simplified(program, alg, body, out.q)
@@ -656,6 +659,24 @@ def expand_transmissions(program: ir.Program, e: ir.Expr, profile) -> ir.Expr:
         return ir.rebuild(x, tuple(go(k, factor) for k in ir.children(x)))
 
     return go(e, None)
+
+
+def conditions_for_q(d: Derivation, q: int) -> tuple:
+    """``(remaining, failed)``: the texts of the side conditions that remain when the ranks per
+    node are ``q`` (those that hold whatever the other parameters are dropped), and of those
+    that ``q`` alone makes false."""
+    from tlop.backends.interp import Interpreter
+
+    out, failed = [], []
+    for c, text in zip(d.condition_parts, d.condition_text):
+        c = _subst(c, d.q, _num(q))
+        if not ir.free_vars(c):
+            if not float(Interpreter(ir.Program((), {}, {}, {}, {}), None).eval(c, {})):
+                failed.append(text.replace(d.q, str(q)) if d.q + " " not in text[:len(d.q) + 1] else
+                              f"{text} ({d.q} = {q})")
+            continue
+        out.append(text.replace(d.q, str(q)))
+    return out, failed
 
 
 def substitute_q(program: ir.Program, alg: ir.Algorithm, d: Derivation, q: int, guarded: bool = False) -> ir.Expr:

@@ -193,19 +193,22 @@ def _closed_form_shown(args, program, alg, profile, kind, mapping):
     process mapping: its closed form (tlop.analysis.closedform) when the schedule has one — with
     Q symbolic, or the mapping's Q substituted —, else the schedule and why there is none."""
     from tlop import ir
-    from tlop.analysis.closedform import derive, expand_transmissions, substitute_q
+    from tlop.analysis.closedform import conditions_for_q, derive, expand_transmissions, substitute_q
 
     q = getattr(mapping, "Q", None) if mapping is not None else None
     label = str(mapping) if mapping is not None else f"{kind}(Q)"
     d = derive(program, alg, kind) if kind is not None else None
-    if d is None or not d.ok or args.raw:
+    remaining, failed = conditions_for_q(d, q) if (d is not None and d.ok and q is not None) else (None, [])
+    if d is None or not d.ok or args.raw or failed:
         why = d.reason if d is not None else f"{mapping} is not a sequential or round-robin mapping"
+        if failed:
+            why = f"the derived form needs {', '.join(failed)}"
         notes = [] if args.raw else [f"no closed form for {label}: {why}; the schedule is evaluated by enumeration"]
         return alg.body, notes, True, f" over {label}"
     expr = d.expr if q is None else substitute_q(program, alg, d, q)
     if mapping is None:
         label = f"{kind}({d.q})"
-    conds = ", ".join(d.condition_text if q is None else [c.replace(d.q, str(q)) for c in d.condition_text])
+    conds = ", ".join(d.condition_text if q is None else remaining)
     notes = [f"closed form of the schedule ({'; '.join(d.patterns)}), valid when {conds}; "
              f"otherwise the schedule is evaluated by enumeration"]
     ok = True
