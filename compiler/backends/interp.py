@@ -141,8 +141,11 @@ class Interpreter(ExprFunctor):
 
     visit_prefix = "_eval_"
 
-    def __init__(self, program: ir.Program, profile, mapping=None):
+    def __init__(self, program: ir.Program, profile, mapping=None, schedules: str = "sort"):
         self.program = program
+        #: how stages are reduced: "sort" (the oracle) or "count" (:mod:`tlop.backends.schedule_count`,
+        #: the faster path property-tested against it; the API and ``--engine auto`` use it)
+        self.schedules = schedules
         self.profile = profile
         #: the process mapping (:mod:`tlop.runtime.mapping`) schedules are evaluated with
         self.mapping = mapping
@@ -411,7 +414,7 @@ class Interpreter(ExprFunctor):
         if self._stages is None:
             from tlop.backends.schedule import StageEvaluator
 
-            self._stages = StageEvaluator(self)
+            self._stages = StageEvaluator(self, self.schedules)
         free = ir.free_vars(e) | {ir.RANKS}
         arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
         if not arrays and not _is_array(conc):
