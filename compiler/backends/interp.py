@@ -128,6 +128,23 @@ def _shape(env, conc, *values) -> tuple:
     return np.broadcast_shapes(*shapes) if shapes else ()
 
 
+#: per IR node (by identity, the node kept alive with its answer): facts about schedules that
+#: every evaluation asks again — the free variables of a stage, whether a ``sum`` repeats one
+#: stage.  Shared by all interpreters (an API call makes a new one); bounded.
+_NODE_FACTS: dict = {}
+
+
+def _node_fact(kind: str, e, compute):
+    key = (kind, id(e))
+    got = _NODE_FACTS.get(key)
+    if got is None or got[0] is not e:
+        if len(_NODE_FACTS) > 4096:
+            _NODE_FACTS.clear()
+        got = (e, compute(e))
+        _NODE_FACTS[key] = got
+    return got[1]
+
+
 def _restrict(env, conc, shape, mask):
     """The environment and concurrency factor of the elements of ``mask`` (a bool array of
     ``shape``): every array becomes the 1-D array of those elements."""
@@ -151,7 +168,6 @@ class Interpreter(ExprFunctor):
         self.mapping = mapping
         self._expansions: dict = {}  # id(ParComp) -> (node, expansion)
         self._stages = None  # the StageEvaluator, made on first use
-        self._invariant: dict = {}  # id(Reduce) -> (node, whether its body is a stage-holding constant)
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
@@ -220,11 +236,8 @@ class Interpreter(ExprFunctor):
 
     def _stage_invariant(self, e) -> bool:
         """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
-        got = self._invariant.get(id(e))
-        if got is None or got[0] is not e:
-            got = (e, e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
-            self._invariant[id(e)] = got
-        return got[1]
+        return _node_fact("invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body)
+                          and ir.has_schedule(e.body))
 
     def _eval_Reduce(self, e, env, conc):
         lo = self._eval(e.lo, env, conc)
@@ -415,7 +428,7 @@ class Interpreter(ExprFunctor):
             from tlop.backends.schedule import StageEvaluator
 
             self._stages = StageEvaluator(self, self.schedules)
-        free = ir.free_vars(e) | {ir.RANKS}
+        free = _node_fact("stage_free", e, lambda e: ir.free_vars(e) | {ir.RANKS})
         arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
         if not arrays and not _is_array(conc):
             return self._stages.cost(e, env, conc)
