@@ -13,7 +13,10 @@ arguments), for the reference interpreter, in two steps.
    numpy arrays (:class:`tlop.ir.taulop.NumericGroups`); each member's transmission is the
    transmission ``T`` on its channel evaluated by the interpreter under the concurrency factor
    (the weights it carries times the factor in force), exactly as ``A ‖ T[c](m)``.  The stage
-   costs the sum of its phases' maxima.
+   costs the sum of its phases' maxima (:func:`phase_total`).  This sort is the oracle
+   (``reduction="sort"``); ``reduction="count"`` hands the same members to
+   :func:`tlop.backends.schedule_count.count_reduce`, which counts instead of sorting and is
+   property-tested against it.
 
 Contention keys: ``node`` (all transfers inside one node; on a channel between nodes it counts a
 transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_node``, and
@@ -43,8 +46,11 @@ SEND_TRANSMISSION = ir.SEND_TRANSMISSION
 class StageEvaluator(StageEnumerator):
     """Evaluates stages in τ-Lop for one interpreter (its program, profile and mapping)."""
 
-    def __init__(self, interp):
+    def __init__(self, interp, reduction: str = "sort"):
         super().__init__(interp)
+        #: "sort": the oracle's reduction (:meth:`sorted_group_sums`); "count": the counting
+        #: reduction of :mod:`tlop.backends.schedule_count`, checked against it
+        self.reduction = reduction
         info = self.program.channel_info
         self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
         self.between = [c for c in self.program.channels if info.get(c) and info[c].placement == "between"]
@@ -70,6 +76,19 @@ class StageEvaluator(StageEnumerator):
 
     # ------------------------------------------------------------------ reduction
     def _reduce(self, stage, P, mapping, sends, computes, conc):
+        rows = self._members(stage, P, mapping, sends, computes)
+        if self.reduction == "count":
+            from tlop.backends.schedule_count import count_reduce
+
+            return count_reduce(self, stage, rows, conc)
+        gphase, gsum = self.sorted_group_sums(stage, rows, conc)
+        return phase_total(gphase, gsum)
+
+    def _members(self, stage, P, mapping, sends, computes):
+        """The members of the contention groups: ``(phase, code, key, size, weight, channel,
+        order)`` arrays, one entry per member (a send in two groups is two members); ``code`` is
+        the channel's index for a send and ``len(channels)`` for a computation, whose
+        ``channel`` is −1 and whose ``size`` holds its cost."""
         chans = self.program.channels
         nch = len(chans)
         info = self.program.channel_info
@@ -112,17 +131,20 @@ class StageEvaluator(StageEnumerator):
             # a computation is a member of the group (phase, rank) with a fixed contribution
             rows.append((ph, np.full(len(cost), nch), rank, cost, np.ones(len(cost)), np.full(len(cost), -1),
                          np.arange(len(cost)) + order))
-        phase, code, key, size, weight, channel, seq = (np.concatenate(col) for col in zip(*rows))
+        return tuple(np.concatenate(col) for col in zip(*rows))
+
+    def sorted_group_sums(self, stage, rows, conc):
+        """The oracle's reduction of the members ``rows`` (:meth:`_members`): one ``lexsort`` by
+        (phase, group, size, order), then the one τ-Lop rule :func:`tlop.ir.taulop.reduce_groups`
+        on numpy arrays.  Returns each group's phase and A2 sum, in (phase, group) order."""
+        chans = self.program.channels
+        phase, code, key, size, weight, channel, seq = rows
         perm = np.lexsort((seq, size, key, code, phase))
         phase, code, key, size, weight, channel = (a[perm] for a in (phase, code, key, size, weight, channel))
         n = len(size)
         new_group = np.ones(n, dtype=bool)
         new_group[1:] = (phase[1:] != phase[:-1]) | (code[1:] != code[:-1]) | (key[1:] != key[:-1])
         group_start = np.flatnonzero(new_group)
-        gphase = phase[group_start]
-        new_phase = np.ones(len(group_start), dtype=bool)
-        new_phase[1:] = gphase[1:] != gphase[:-1]
-        phase_start = np.flatnonzero(new_phase)
         fixed = channel < 0
 
         def transmit(idx, carried, d):
@@ -135,11 +157,23 @@ class StageEvaluator(StageEnumerator):
                                                  np.multiply(carried[sel], conc), stage.span)
             return out
 
-        maxima = reduce_groups(_WithFixed(size, weight, group_start, phase_start, transmit, fixed))
-        total = 0.0
-        for v in maxima.tolist():  # in phase order, one after another
-            total += v
-        return total
+        # every group its own "phase": reduce_groups' A3 step then returns the groups' sums
+        sums = reduce_groups(_WithFixed(size, weight, group_start, np.arange(len(group_start)), transmit, fixed))
+        return phase[group_start], sums
+
+
+def phase_total(gphase, gsum) -> float:
+    """A stage's cost from its groups' phases (non-decreasing) and sums: A3, the maximum over
+    the groups of each phase, then the phases one after another."""
+    if not len(gsum):
+        return 0.0
+    new_phase = np.ones(len(gphase), dtype=bool)
+    new_phase[1:] = gphase[1:] != gphase[:-1]
+    maxima = np.maximum.reduceat(gsum, np.flatnonzero(new_phase))
+    total = 0.0
+    for v in maxima.tolist():  # in phase order, one after another
+        total += v
+    return total
 
 
 class _WithFixed(NumericGroups):
