@@ -141,7 +141,7 @@ class Interpreter(ExprFunctor):
 
     visit_prefix = "_eval_"
 
-    def __init__(self, program: ir.Program, profile, mapping=None):
+    def __init__(self, program: ir.Program, profile, mapping=None, stage_recorder=None):
         self.program = program
         self.profile = profile
         #: the process mapping (:mod:`tlop.runtime.mapping`) schedules are evaluated with
@@ -149,6 +149,9 @@ class Interpreter(ExprFunctor):
         self._expansions: dict = {}  # id(ParComp) -> (node, expansion)
         self._stages = None  # the StageEvaluator, made on first use
         self._invariant: dict = {}  # id(Reduce) -> (node, whether its body is a stage-holding constant)
+        #: given a StageDetail for every stage evaluated (tlop explain); with it, every stage of a
+        #: ``sum`` is evaluated, even one that does not depend on the index
+        self.stage_recorder = stage_recorder
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
@@ -221,7 +224,7 @@ class Interpreter(ExprFunctor):
         if got is None or got[0] is not e:
             got = (e, e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
             self._invariant[id(e)] = got
-        return got[1]
+        return got[1] and self.stage_recorder is None
 
     def _eval_Reduce(self, e, env, conc):
         lo = self._eval(e.lo, env, conc)
@@ -411,7 +414,7 @@ class Interpreter(ExprFunctor):
         if self._stages is None:
             from tlop.backends.schedule import StageEvaluator
 
-            self._stages = StageEvaluator(self)
+            self._stages = StageEvaluator(self, self.stage_recorder)
         free = ir.free_vars(e) | {ir.RANKS}
         arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
         if not arrays and not _is_array(conc):

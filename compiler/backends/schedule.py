@@ -28,6 +28,13 @@ transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_
 ``either`` (the transfer is a member of the group of its source node and of the group of its
 destination node; the phase's maximum then takes the larger of the two).
 
+**Recording.**  An evaluator made with a ``recorder`` (a callable) passes it, for every stage it
+evaluates, a :class:`StageDetail`: the sends and computations, every member of every contention
+group in the reduction's order with its ≺-predecessor's increment, carried weight and term, and
+each group's and phase's cost — the very arrays the reduction computed, nothing re-derived
+(``tlop explain`` with point arguments, :mod:`tlop.analysis.stages`).  Without a recorder nothing
+is kept.
+
 What it does not do: evaluate array arguments (the interpreter calls it once per point),
 detect stages that do not depend on a stage variable (the interpreter's ``sum`` does), or know
 other models than τ-Lop (LogGP/pLogP dataflow meaning is not here).
@@ -36,13 +43,15 @@ other models than τ-Lop (LogGP/pLogP dataflow meaning is not here).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
 from tlop import ir
 from tlop.ir.taulop import NumericGroups, reduce_groups
 
-__all__ = ["StageEvaluator", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
+__all__ = ["StageEvaluator", "StageDetail", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
 
 SEND_TRANSMISSION = ir.SEND_TRANSMISSION
 #: the most elements (sends and computations) one stage may hold, in every engine
@@ -65,11 +74,61 @@ def _fmt(v: float) -> str:
     return f"{v:.17g}" if not float(v).is_integer() else str(int(v))
 
 
-class StageEvaluator:
-    """Evaluates stages for one interpreter (its program, profile and mapping)."""
+@dataclass(frozen=True)
+class StageDetail:
+    """One evaluated stage, as its reduction saw it (given to a :class:`StageEvaluator`'s recorder).
 
-    def __init__(self, interp):
+    ``env``: the point (scalar values of every variable in scope, the stage's own included);
+    ``conc``: the concurrency factor in force; ``P``; ``channels``: the program's channel names.
+    Sends, in enumeration order: ``send_phase``, ``send_src``, ``send_dst``, ``send_size``,
+    ``send_weight``, ``send_channel`` (index into ``channels``).  Computations: ``comp_phase``,
+    ``comp_rank``, ``comp_cost``.  Members of the contention groups, in the reduction's order
+    (phase, group, size): ``phase``, ``channel`` (−1 for a computation), ``key`` (the node the
+    channel's contention key names, or the computing rank), ``size`` (a computation's: its cost),
+    ``weight``, ``element`` (index into the sends, or ``len(sends) + k`` for computation k; a send
+    between nodes under contention ``node``/``either`` is a member of two groups), ``carried``
+    (the weights it and its group's later members carry, before ``conc``), ``prev`` (its
+    ≺-predecessor's size, 0 for the first) and ``term`` (its contribution: 0 when its increment
+    is ≤ 0).  ``group_start``/``group_cost``: each group's first member and the sum of its terms;
+    ``phase_start``/``phase_cost``: each phase's first group and the maximum of its groups.
+    ``cost``: the stage's cost, the sum of ``phase_cost``."""
+    stage: ir.Stage
+    env: dict
+    conc: float
+    P: int
+    channels: tuple
+    send_phase: np.ndarray
+    send_src: np.ndarray
+    send_dst: np.ndarray
+    send_size: np.ndarray
+    send_weight: np.ndarray
+    send_channel: np.ndarray
+    comp_phase: np.ndarray
+    comp_rank: np.ndarray
+    comp_cost: np.ndarray
+    phase: np.ndarray
+    channel: np.ndarray
+    key: np.ndarray
+    size: np.ndarray
+    weight: np.ndarray
+    element: np.ndarray
+    carried: np.ndarray
+    prev: np.ndarray
+    term: np.ndarray
+    group_start: np.ndarray
+    group_cost: np.ndarray
+    phase_start: np.ndarray
+    phase_cost: np.ndarray
+    cost: float
+
+
+class StageEvaluator:
+    """Evaluates stages for one interpreter (its program, profile and mapping); ``recorder``,
+    when given, receives a :class:`StageDetail` for every stage evaluated."""
+
+    def __init__(self, interp, recorder: Optional[Callable[[StageDetail], None]] = None):
         self.interp = interp
+        self.recorder = recorder
         self.program = interp.program
         info = self.program.channel_info
         self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
@@ -91,8 +150,10 @@ class StageEvaluator:
         for item in stage.items:
             self._run(item, dict(env), 1, np.zeros(1, dtype=np.int64), conc, sends, computes)
         if not sends and not computes:
+            if self.recorder is not None:
+                self._record(stage, env, conc, int(P), sends, computes, None)
             return 0.0
-        return self._reduce(stage, int(P), mapping, sends, computes, conc)
+        return self._reduce(stage, int(P), mapping, sends, computes, conc, env)
 
     # ------------------------------------------------------------------ enumeration
     def _eval(self, e, env, n, conc):
@@ -261,7 +322,7 @@ class StageEvaluator:
         return self.within[0], self.between[0]
 
     # ------------------------------------------------------------------ reduction
-    def _reduce(self, stage, P, mapping, sends, computes, conc):
+    def _reduce(self, stage, P, mapping, sends, computes, conc, env=None):
         self._checked(sends, computes, P)
         chans = self.program.channels
         nch = len(chans)
@@ -328,11 +389,46 @@ class StageEvaluator:
                                                  np.multiply(carried[sel], conc), stage.span)
             return out
 
-        maxima = reduce_groups(_WithFixed(size, weight, group_start, phase_start, transmit, fixed))
+        alg = _WithFixed(size, weight, group_start, phase_start, transmit, fixed)
+        maxima = reduce_groups(alg)
         total = 0.0
         for v in maxima.tolist():  # in phase order, one after another
             total += v
+        if self.recorder is not None:
+            self._record(stage, env, conc, P, sends, computes,
+                         (phase, channel, key, size, weight, seq[perm], alg, group_start, phase_start, maxima))
         return total
+
+    def _record(self, stage, env, conc, P, sends, computes, reduced):
+        """Give the recorder this stage's :class:`StageDetail` (``reduced``: the reduction's
+        sorted members and results, None for an empty stage)."""
+        def cat(batches, attr, dtype=float):
+            return (np.concatenate([getattr(b, attr) for b in batches]) if batches else np.zeros(0)).astype(dtype)
+
+        chans = self.program.channels
+        src, dst = cat(sends, "a", np.int64), cat(sends, "b", np.int64)
+        if sends:
+            same = np.asarray(self.interp.mapping.node_of(src, P)) == np.asarray(self.interp.mapping.node_of(dst, P))
+            intra, inter = self._channels(stage)
+            send_channel = np.where(same, chans.index(intra), chans.index(inter))
+        else:
+            send_channel = np.zeros(0, dtype=np.int64)
+        empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        if reduced is None:
+            phase = channel = key = element = group_start = phase_start = empty_i
+            size = weight = carried = prev = term = group_cost = phase_cost = empty_f
+        else:
+            phase, channel, key, size, weight, element, alg, group_start, phase_start, phase_cost = reduced
+            carried, prev, term, group_cost = alg.carried_, alg.prev_, alg.terms_, alg.sums_
+        self.recorder(StageDetail(
+            stage=stage, env=dict(env or {}), conc=float(conc), P=P, channels=tuple(chans),
+            send_phase=cat(sends, "phase", np.int64), send_src=src, send_dst=dst, send_size=cat(sends, "c"),
+            send_weight=cat(sends, "d"), send_channel=send_channel,
+            comp_phase=cat(computes, "phase", np.int64), comp_rank=cat(computes, "a", np.int64),
+            comp_cost=cat(computes, "b"), phase=phase, channel=channel, key=key, size=size, weight=weight,
+            element=element, carried=carried, prev=np.maximum(prev, 0.0), term=term, group_start=group_start,
+            group_cost=group_cost, phase_start=phase_start, phase_cost=phase_cost,
+            cost=float(sum(np.asarray(phase_cost).tolist()))))
 
 
 class _WithFixed(NumericGroups):
@@ -345,4 +441,9 @@ class _WithFixed(NumericGroups):
 
     def increment(self, prev, carried):
         out = super().increment(np.where(self.fixed, -math.inf, prev), carried)
+        self.prev_, self.carried_, self.terms_ = prev, carried, out  # for a recorder (StageDetail)
         return out
+
+    def group_sums(self, terms):
+        self.sums_ = super().group_sums(terms)
+        return self.sums_
