@@ -71,6 +71,7 @@ class StageView:
 class Explanation:
     algorithm: str
     arguments: dict       # parameter name -> value as printed
+    values: dict          # parameter name -> value (a number, or a channel's name)
     mapping: str
     profile: str
     P: int
@@ -196,9 +197,11 @@ def _stage_view(index, d, program, scope) -> StageView:
                      sends, computes, phases, d.cost, notation)
 
 
-def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env: dict, arguments: dict) -> Explanation:
+def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env: dict, arguments: dict,
+                   values: dict) -> Explanation:
     """Evaluate ``alg`` at ``env`` (bound arguments, the mapping's ``%P`` included) and explain its
-    schedule stages.  ``arguments``: the parameters as they should be printed."""
+    schedule stages.  ``arguments``: the parameters as they should be printed; ``values``: as
+    numbers (channels by name), for JSON."""
     from tlop.backends.interp import Interpreter
 
     rec = _Recorder()
@@ -208,13 +211,16 @@ def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env
     scopes = _stage_variables(alg.body)
     stages = [_stage_view(i, d, program, scopes.get(id(d.stage), ())) for i, d in enumerate(rec.details, 1)]
     node_of = [int(v) for v in np.asarray(mapping.node_of(np.arange(P), P)).tolist()]
-    return Explanation(alg.name, arguments, str(mapping), getattr(profile, "name", str(profile)), P, node_of,
+    return Explanation(alg.name, arguments, values, str(mapping), getattr(profile, "name", str(profile)), P, node_of,
                        tuple(program.channels), stages, total)
 
 
 # ----------------------------------------------------------------------------- text
 
 def _ranges(xs: list) -> str:
+    """``0–3, 8`` for runs of consecutive numbers; ``0, 8, …, 56`` for a longer stride."""
+    if len(xs) > 3 and xs[1] - xs[0] > 1 and all(b - a == xs[1] - xs[0] for a, b in zip(xs, xs[1:])):
+        return f"{xs[0]}, {xs[1]}, …, {xs[-1]}"
     out, start, prev = [], None, None
     for x in xs:
         if start is None:
@@ -263,6 +269,36 @@ def _group_line(g: GroupView) -> str:
     return f"{g.label}: {_members_text(g)} (τ={_num(g.tau)} → {g.notation} = {format_time(g.cost)})"
 
 
+#: more groups alike than this in a row are printed as one line
+_RUN = 4
+
+
+def _alike(g: GroupView) -> tuple:
+    sizes = tuple(sorted({(m, w) for *_, m, w in g.members})) if g.channel != "compute" else ()
+    return (g.channel, g.contention, len(g.members), sizes, g.tau, g.notation, g.cost)
+
+
+def _group_lines(groups: list) -> list:
+    """One line per group; a run of more than :data:`_RUN` alike groups (same channel, members'
+    sizes, τ and cost: one per node, typically) is one line."""
+    out, i = [], 0
+    while i < len(groups):
+        j = i + 1
+        while j < len(groups) and _alike(groups[j]) == _alike(groups[i]):
+            j += 1
+        if j - i > _RUN:
+            g = groups[i]
+            keys = _ranges([x.key for x in groups[i:j]])
+            what = "ranks" if g.channel == "compute" else "nodes"
+            text = _group_line(g).split(": ", 1)[1]
+            text = text.split(" [", 1)[0] + (" (" + text.split(" (", 1)[1] if " (τ=" in text else "")
+            out.append(f"{g.channel} {what} {keys} ({j - i} groups, {g.contention}), each: {text}")
+        else:
+            out.extend(_group_line(g) for g in groups[i:j])
+        i = j
+    return out
+
+
 def _stage_body(s: StageView) -> list:
     lines = []
     multi = len(s.phases) > 1
@@ -270,7 +306,7 @@ def _stage_body(s: StageView) -> list:
         ind = "    " if multi else "  "
         if multi:
             lines.append(f"  phase {p.index + 1}: {p.notation} = {format_time(p.cost)}")
-        lines.extend(ind + _group_line(g) for g in p.groups)
+        lines.extend(ind + line for line in _group_lines(p.groups))
     return lines
 
 
@@ -341,7 +377,7 @@ def explanation_json(e: Explanation) -> dict:
                 "notation": g.notation, "seconds": g.cost}
 
     return {
-        "algorithm": e.algorithm, "arguments": e.arguments, "mapping": e.mapping, "profile": e.profile,
+        "algorithm": e.algorithm, "arguments": e.values, "mapping": e.mapping, "profile": e.profile,
         "P": e.P, "node_of": e.node_of, "channels": list(e.channels),
         "stages": [{
             "index": s.index, "variables": s.variables, "notation": s.notation, "seconds": s.cost,

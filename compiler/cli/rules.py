@@ -170,7 +170,9 @@ def run_explain_stages(args, load) -> int:
              for p in alg.params}
     if mapping is None:
         raise TlopError(f"'{alg.name}' has schedule stages: give a process mapping, e.g. --mapping 'sequential(4)'")
-    e = explain_stages(program, alg, profile, mapping, bound, shown)
+    values = {p.name: (program.channels[int(env[p.name])] if p.type == "channel" else float(env[p.name]))
+              for p in alg.params}
+    e = explain_stages(program, alg, profile, mapping, bound, shown, values)
     if args.plot:
         from tlop.cli.plot_stages import write_plot
 
