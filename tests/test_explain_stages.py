@@ -190,6 +190,7 @@ def test_contention_keys_name_their_groups(tmp_path, capsys):
     (["taulop/allgather", "ring", "P=80", "m=1KiB", "--mapping", "sequential(4)", "--plot", "x.svg"],
      "--plot draws at most 64 stages; this schedule has 79"),
     (["taulop/bcast", "binomial", "P=16", "--mapping", "sequential(4)"], "missing argument 'm' (bytes)"),
+    (["loggp/bcast", "binomial", "P=8", "m=1KiB", "--mapping", "sequential(4)"], "means a dataflow program"),
 ])
 def test_errors_are_one_clear_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -206,6 +206,10 @@ def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env
 
     rec = _Recorder()
     interp = Interpreter(program, profile, mapping, stage_recorder=rec)
+    if getattr(interp, "dataflow", False):
+        raise TlopError(f"'{alg.name}' is a schedule in the {program.model} model, where it means a dataflow program "
+                        f"(each send starts when its data has arrived), not stages of contention groups; tlop explain "
+                        f"shows stages for τ-Lop schedules (e.g. taulop/bcast binomial)")
     total = float(interp.eval(alg.body, env))
     P = int(env[ir.RANKS])
     scopes = _stage_variables(alg.body)
