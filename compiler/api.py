@@ -96,7 +96,9 @@ class AlgorithmHandle:
         (broadcast together); the result is a float or an array.  An algorithm declared
         ``over`` a process mapping needs ``mapping`` (``tlop.sequential(8)``,
         ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
-        one for the whole call; other algorithms ignore it."""
+        one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
+        counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
+        oracle's sort (``Interpreter(…, schedules="sort")``)."""
         from tlop.backends.binding import as_mapping, bind_mapping
 
         prof = as_profile(profile)
@@ -113,7 +115,7 @@ class AlgorithmHandle:
         from tlop.backends.interp import Interpreter
 
         with deep("cost expression", self.ir.span):
-            result = Interpreter(self.module.program, prof, mapping).eval(self.ir.body, env)
+            result = Interpreter(self.module.program, prof, mapping, "count").eval(self.ir.body, env)
             return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
 
     def compile(self, profile=None, **options):

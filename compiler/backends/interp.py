@@ -128,6 +128,23 @@ def _shape(env, conc, *values) -> tuple:
     return np.broadcast_shapes(*shapes) if shapes else ()
 
 
+#: per IR node (by identity, the node kept alive with its answer): facts about schedules that
+#: every evaluation asks again — the free variables of a stage, whether a ``sum`` repeats one
+#: stage.  Shared by all interpreters (an API call makes a new one); bounded.
+_NODE_FACTS: dict = {}
+
+
+def _node_fact(kind: str, e, compute):
+    key = (kind, id(e))
+    got = _NODE_FACTS.get(key)
+    if got is None or got[0] is not e:
+        if len(_NODE_FACTS) > 4096:
+            _NODE_FACTS.clear()
+        got = (e, compute(e))
+        _NODE_FACTS[key] = got
+    return got[1]
+
+
 def _restrict(env, conc, shape, mask):
     """The environment and concurrency factor of the elements of ``mask`` (a bool array of
     ``shape``): every array becomes the 1-D array of those elements."""
@@ -141,8 +158,11 @@ class Interpreter(ExprFunctor):
 
     visit_prefix = "_eval_"
 
-    def __init__(self, program: ir.Program, profile, mapping=None, stage_recorder=None):
+    def __init__(self, program: ir.Program, profile, mapping=None, schedules: str = "sort", stage_recorder=None):
         self.program = program
+        #: how stages are reduced: "sort" (the oracle) or "count" (:mod:`tlop.backends.schedule_count`,
+        #: the faster path property-tested against it; the API and ``--engine auto`` use it)
+        self.schedules = schedules
         self.profile = profile
         #: the process mapping (:mod:`tlop.runtime.mapping`) schedules are evaluated with
         self.mapping = mapping
@@ -154,7 +174,6 @@ class Interpreter(ExprFunctor):
 
         self.dataflow = program.model in DATAFLOW_MODELS
         self._composable: dict = {}  # id(root expression) -> (node,) once checked
-        self._invariant: dict = {}  # id(Reduce) -> (node, whether its body is a stage-holding constant)
         #: given a StageDetail for every stage evaluated (tlop explain); with it, every stage of a
         #: ``sum`` is evaluated, even one that does not depend on the index
         self.stage_recorder = stage_recorder
@@ -235,11 +254,8 @@ class Interpreter(ExprFunctor):
 
     def _stage_invariant(self, e) -> bool:
         """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
-        got = self._invariant.get(id(e))
-        if got is None or got[0] is not e:
-            got = (e, e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
-            self._invariant[id(e)] = got
-        return got[1] and self.stage_recorder is None
+        return self.stage_recorder is None and _node_fact(
+            "invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
 
     def _eval_Reduce(self, e, env, conc):
         if self.dataflow and e.kind == "sum" and self._holds_stage(e):
@@ -433,7 +449,7 @@ class Interpreter(ExprFunctor):
         if self._stages is None:
             from tlop.backends.schedule import StageEvaluator
 
-            self._stages = StageEvaluator(self, self.stage_recorder)
+            self._stages = StageEvaluator(self, self.schedules, self.stage_recorder)
         return self._pointwise(e, env, conc, self._stages.cost)
 
     def _holds_stage(self, e) -> bool:
@@ -453,7 +469,7 @@ class Interpreter(ExprFunctor):
     def _pointwise(self, e, env, conc, fn):
         """``fn(e, env, conc)`` for scalar arguments; one point at a time for arrays (a stage's
         structure depends on its arguments)."""
-        free = ir.free_vars(e) | {ir.RANKS}
+        free = _node_fact("stage_free", e, lambda e: ir.free_vars(e) | {ir.RANKS})
         arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
         if not arrays and not _is_array(conc):
             return fn(e, env, conc)

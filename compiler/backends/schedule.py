@@ -101,8 +101,12 @@ class StageEvaluator(StageEnumerator):
     """Evaluates stages in τ-Lop for one interpreter (its program, profile and mapping);
     ``recorder``, when given, receives a :class:`StageDetail` for every stage evaluated."""
 
-    def __init__(self, interp, recorder: Optional[Callable[[StageDetail], None]] = None):
+    def __init__(self, interp, reduction: str = "sort", recorder: Optional[Callable[[StageDetail], None]] = None):
         super().__init__(interp)
+        #: "sort": the oracle's reduction (:meth:`sorted_group_sums`); "count": the counting
+        #: reduction of :mod:`tlop.backends.schedule_count`, checked against it.  A recorder
+        #: always gets the oracle's reduction.
+        self.reduction = reduction
         self.recorder = recorder
         info = self.program.channel_info
         self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
@@ -131,6 +135,22 @@ class StageEvaluator(StageEnumerator):
 
     # ------------------------------------------------------------------ reduction
     def _reduce(self, stage, P, mapping, sends, computes, conc, env=None):
+        rows = self._members(stage, P, mapping, sends, computes)
+        if self.reduction == "count" and self.recorder is None:
+            from tlop.backends.schedule_count import count_reduce
+
+            return count_reduce(self, stage, rows, conc)
+        gphase, gsum = self.sorted_group_sums(stage, rows, conc)
+        total = phase_total(gphase, gsum)
+        if self.recorder is not None:
+            self._record(stage, env, conc, P, sends, computes, self._sorted + (gphase, gsum, total))
+        return total
+
+    def _members(self, stage, P, mapping, sends, computes):
+        """The members of the contention groups: ``(phase, code, key, size, weight, channel,
+        order)`` arrays, one entry per member (a send in two groups is two members); ``code`` is
+        the channel's index for a send and ``len(channels)`` for a computation, whose
+        ``channel`` is −1 and whose ``size`` holds its cost."""
         chans = self.program.channels
         nch = len(chans)
         info = self.program.channel_info
@@ -173,17 +193,20 @@ class StageEvaluator(StageEnumerator):
             # a computation is a member of the group (phase, rank) with a fixed contribution
             rows.append((ph, np.full(len(cost), nch), rank, cost, np.ones(len(cost)), np.full(len(cost), -1),
                          np.arange(len(cost)) + order))
-        phase, code, key, size, weight, channel, seq = (np.concatenate(col) for col in zip(*rows))
+        return tuple(np.concatenate(col) for col in zip(*rows))
+
+    def sorted_group_sums(self, stage, rows, conc):
+        """The oracle's reduction of the members ``rows`` (:meth:`_members`): one ``lexsort`` by
+        (phase, group, size, order), then the one τ-Lop rule :func:`tlop.ir.taulop.reduce_groups`
+        on numpy arrays.  Returns each group's phase and A2 sum, in (phase, group) order."""
+        chans = self.program.channels
+        phase, code, key, size, weight, channel, seq = rows
         perm = np.lexsort((seq, size, key, code, phase))
         phase, code, key, size, weight, channel = (a[perm] for a in (phase, code, key, size, weight, channel))
         n = len(size)
         new_group = np.ones(n, dtype=bool)
         new_group[1:] = (phase[1:] != phase[:-1]) | (code[1:] != code[:-1]) | (key[1:] != key[:-1])
         group_start = np.flatnonzero(new_group)
-        gphase = phase[group_start]
-        new_phase = np.ones(len(group_start), dtype=bool)
-        new_phase[1:] = gphase[1:] != gphase[:-1]
-        phase_start = np.flatnonzero(new_phase)
         fixed = channel < 0
 
         def transmit(idx, carried, d):
@@ -196,15 +219,12 @@ class StageEvaluator(StageEnumerator):
                                                  np.multiply(carried[sel], conc), stage.span)
             return out
 
-        alg = _WithFixed(size, weight, group_start, phase_start, transmit, fixed)
-        maxima = reduce_groups(alg)
-        total = 0.0
-        for v in maxima.tolist():  # in phase order, one after another
-            total += v
+        # every group its own "phase": reduce_groups' A3 step then returns the groups' sums
+        alg = _WithFixed(size, weight, group_start, np.arange(len(group_start)), transmit, fixed)
+        sums = reduce_groups(alg)
         if self.recorder is not None:
-            self._record(stage, env, conc, P, sends, computes,
-                         (phase, channel, key, size, weight, seq[perm], alg, group_start, phase_start, maxima))
-        return total
+            self._sorted = (phase, channel, key, size, weight, seq[perm], alg, group_start)
+        return phase[group_start], sums
 
     def _record(self, stage, env, conc, P, sends, computes, reduced):
         """Give the recorder this stage's :class:`StageDetail` (``reduced``: the reduction's
@@ -225,8 +245,12 @@ class StageEvaluator(StageEnumerator):
             phase = channel = key = element = group_start = phase_start = empty_i
             size = weight = carried = prev = term = group_cost = phase_cost = empty_f
         else:
-            phase, channel, key, size, weight, element, alg, group_start, phase_start, phase_cost = reduced
-            carried, prev, term, group_cost = alg.carried_, alg.prev_, alg.terms_, alg.sums_
+            phase, channel, key, size, weight, element, alg, group_start, gphase, group_cost, total = reduced
+            carried, prev, term = alg.carried_, alg.prev_, alg.terms_
+            new_phase = np.ones(len(gphase), dtype=bool)
+            new_phase[1:] = gphase[1:] != gphase[:-1]
+            phase_start = np.flatnonzero(new_phase)
+            phase_cost = np.maximum.reduceat(group_cost, phase_start)
         self.recorder(StageDetail(
             stage=stage, env=dict(env or {}), conc=float(conc), P=P, channels=tuple(chans),
             send_phase=cat(sends, "phase", np.int64), send_src=src, send_dst=dst, send_size=cat(sends, "c"),
@@ -235,7 +259,21 @@ class StageEvaluator(StageEnumerator):
             comp_cost=cat(computes, "b"), phase=phase, channel=channel, key=key, size=size, weight=weight,
             element=element, carried=carried, prev=np.maximum(prev, 0.0), term=term, group_start=group_start,
             group_cost=group_cost, phase_start=phase_start, phase_cost=phase_cost,
-            cost=float(sum(np.asarray(phase_cost).tolist()))))
+            cost=0.0 if reduced is None else float(total)))
+
+
+def phase_total(gphase, gsum) -> float:
+    """A stage's cost from its groups' phases (non-decreasing) and sums: A3, the maximum over
+    the groups of each phase, then the phases one after another."""
+    if not len(gsum):
+        return 0.0
+    new_phase = np.ones(len(gphase), dtype=bool)
+    new_phase[1:] = gphase[1:] != gphase[:-1]
+    maxima = np.maximum.reduceat(gsum, np.flatnonzero(new_phase))
+    total = 0.0
+    for v in maxima.tolist():  # in phase order, one after another
+        total += v
+    return total
 
 
 class _WithFixed(NumericGroups):
@@ -251,6 +289,3 @@ class _WithFixed(NumericGroups):
         self.prev_, self.carried_, self.terms_ = prev, carried, out  # for a recorder (StageDetail)
         return out
 
-    def group_sums(self, terms):
-        self.sums_ = super().group_sums(terms)
-        return self.sums_
