@@ -188,7 +188,7 @@ class Dataflow(StageEnumerator):
         if isinstance(e, ir.Stage):
             self._stage(e, env, clocks)
             return 0.0
-        if not holds_stage(e):
+        if not self.interp._holds_stage(e):
             return float(self.interp._eval(e, env, 1.0))
         if isinstance(e, ir.Bin):  # '+' (check_composition ran)
             return self._program(e.lhs, env, clocks) + self._program(e.rhs, env, clocks)

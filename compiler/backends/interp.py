@@ -174,6 +174,7 @@ class Interpreter(ExprFunctor):
 
         self.dataflow = program.model in DATAFLOW_MODELS
         self._composable: dict = {}  # id(root expression) -> (node,) once checked
+        self._holds: dict = {}  # id(node) -> (node, whether it contains a stage)
         #: given a StageDetail for every stage evaluated (tlop explain); with it, every stage of a
         #: ``sum`` is evaluated, even one that does not depend on the index
         self.stage_recorder = stage_recorder
@@ -447,15 +448,26 @@ class Interpreter(ExprFunctor):
         if self.dataflow:
             return self._schedule_program(e, env, conc)
         if self._stages is None:
+            from tlop.backends.dataflow import DATAFLOW_MODELS
             from tlop.backends.schedule import StageEvaluator
+
+            if self.program.model not in ("taulop", ""):
+                raise EvalError(f"model '{self.program.model}' gives no meaning to a schedule: a stage is priced in "
+                                f"taulop (a parallel composition) and in {', '.join(DATAFLOW_MODELS)} (a dataflow "
+                                f"program); write this algorithm as a cost expression", e.span)
 
             self._stages = StageEvaluator(self, self.schedules, self.stage_recorder)
         return self._pointwise(e, env, conc, self._stages.cost)
 
     def _holds_stage(self, e) -> bool:
-        from tlop.backends.dataflow import holds_stage
+        """Whether ``e`` contains a stage (cached per node: a dataflow model asks at every ``+``)."""
+        got = self._holds.get(id(e))
+        if got is None or got[0] is not e:
+            from tlop.backends.dataflow import holds_stage
 
-        return holds_stage(e)
+            got = (e, holds_stage(e))
+            self._holds[id(e)] = got
+        return got[1]
 
     def _schedule_program(self, e, env, conc):
         """A schedule program in a dataflow model (:mod:`tlop.backends.dataflow`): ``e`` is the
