@@ -13,7 +13,10 @@ arguments), for the reference interpreter, in two steps.
    numpy arrays (:class:`tlop.ir.taulop.NumericGroups`); each member's transmission is the
    transmission ``T`` on its channel evaluated by the interpreter under the concurrency factor
    (the weights it carries times the factor in force), exactly as ``A ‖ T[c](m)``.  The stage
-   costs the sum of its phases' maxima.
+   costs the sum of its phases' maxima (:func:`phase_total`).  This sort is the oracle
+   (``reduction="sort"``); ``reduction="count"`` hands the same members to
+   :func:`tlop.backends.schedule_count.count_reduce`, which counts instead of sorting and is
+   property-tested against it.
 
 Contention keys: ``node`` (all transfers inside one node; on a channel between nodes it counts a
 transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_node``, and
