@@ -128,7 +128,7 @@ def run_explain(args, load) -> int:
     """The derivation of the simplified cost (symbolic); with point arguments, the stages of a
     schedule at that point (:func:`run_explain_stages`)."""
     staged = [o for o in _STAGE_OPTIONS if getattr(args, o, None)]
-    if args.assignments or staged:
+    if getattr(args, "assignments", None) or staged:
         return run_explain_stages(args, load)
     return _run_derivation(args, load)
 
