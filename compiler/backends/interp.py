@@ -158,7 +158,7 @@ class Interpreter(ExprFunctor):
 
     visit_prefix = "_eval_"
 
-    def __init__(self, program: ir.Program, profile, mapping=None, schedules: str = "sort"):
+    def __init__(self, program: ir.Program, profile, mapping=None, schedules: str = "sort", stage_recorder=None):
         self.program = program
         #: how stages are reduced: "sort" (the oracle) or "count" (:mod:`tlop.backends.schedule_count`,
         #: the faster path property-tested against it; the API and ``--engine auto`` use it)
@@ -175,6 +175,9 @@ class Interpreter(ExprFunctor):
         self.dataflow = program.model in DATAFLOW_MODELS
         self._composable: dict = {}  # id(root expression) -> (node,) once checked
         self._holds: dict = {}  # id(node) -> (node, whether it contains a stage)
+        #: given a StageDetail for every stage evaluated (tlop explain); with it, every stage of a
+        #: ``sum`` is evaluated, even one that does not depend on the index
+        self.stage_recorder = stage_recorder
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
@@ -252,8 +255,8 @@ class Interpreter(ExprFunctor):
 
     def _stage_invariant(self, e) -> bool:
         """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
-        return _node_fact("invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body)
-                          and ir.has_schedule(e.body))
+        return self.stage_recorder is None and _node_fact(
+            "invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
 
     def _eval_Reduce(self, e, env, conc):
         if self.dataflow and e.kind == "sum" and self._holds_stage(e):
@@ -453,7 +456,7 @@ class Interpreter(ExprFunctor):
                                 f"taulop (a parallel composition) and in {', '.join(DATAFLOW_MODELS)} (a dataflow "
                                 f"program); write this algorithm as a cost expression", e.span)
 
-            self._stages = StageEvaluator(self, self.schedules)
+            self._stages = StageEvaluator(self, self.schedules, self.stage_recorder)
         return self._pointwise(e, env, conc, self._stages.cost)
 
     def _holds_stage(self, e) -> bool:

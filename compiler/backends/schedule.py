@@ -23,6 +23,13 @@ transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_
 ``either`` (the transfer is a member of the group of its source node and of the group of its
 destination node; the phase's maximum then takes the larger of the two).
 
+**Recording.**  An evaluator made with a ``recorder`` (a callable) passes it, for every stage it
+evaluates, a :class:`StageDetail`: the sends and computations, every member of every contention
+group in the reduction's order with its ≺-predecessor's increment, carried weight and term, and
+each group's and phase's cost — the very arrays the reduction computed, nothing re-derived
+(``tlop explain`` with point arguments, :mod:`tlop.analysis.stages`).  Without a recorder nothing
+is kept.
+
 What it does not do: evaluate array arguments (the interpreter calls it once per point),
 detect stages that do not depend on a stage variable (the interpreter's ``sum`` does), or know
 other models than τ-Lop (LogGP/pLogP: :mod:`tlop.backends.dataflow`).
@@ -31,6 +38,8 @@ other models than τ-Lop (LogGP/pLogP: :mod:`tlop.backends.dataflow`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -38,19 +47,70 @@ from tlop import ir
 from tlop.backends.enumeration import MAX_ELEMENTS, StageEnumerator
 from tlop.ir.taulop import NumericGroups, reduce_groups
 
-__all__ = ["StageEvaluator", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
+__all__ = ["StageEvaluator", "StageDetail", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
 
 SEND_TRANSMISSION = ir.SEND_TRANSMISSION
 
 
-class StageEvaluator(StageEnumerator):
-    """Evaluates stages in τ-Lop for one interpreter (its program, profile and mapping)."""
+@dataclass(frozen=True)
+class StageDetail:
+    """One evaluated stage, as its reduction saw it (given to a :class:`StageEvaluator`'s recorder).
 
-    def __init__(self, interp, reduction: str = "sort"):
+    ``env``: the point (scalar values of every variable in scope, the stage's own included);
+    ``conc``: the concurrency factor in force; ``P``; ``channels``: the program's channel names.
+    Sends, in enumeration order: ``send_phase``, ``send_src``, ``send_dst``, ``send_size``,
+    ``send_weight``, ``send_channel`` (index into ``channels``).  Computations: ``comp_phase``,
+    ``comp_rank``, ``comp_cost``.  Members of the contention groups, in the reduction's order
+    (phase, group, size): ``phase``, ``channel`` (−1 for a computation), ``key`` (the node the
+    channel's contention key names, or the computing rank), ``size`` (a computation's: its cost),
+    ``weight``, ``element`` (index into the sends, or ``len(sends) + k`` for computation k; a send
+    between nodes under contention ``node``/``either`` is a member of two groups), ``carried``
+    (the weights it and its group's later members carry, before ``conc``), ``prev`` (its
+    ≺-predecessor's size, 0 for the first) and ``term`` (its contribution: 0 when its increment
+    is ≤ 0).  ``group_start``/``group_cost``: each group's first member and the sum of its terms;
+    ``phase_start``/``phase_cost``: each phase's first group and the maximum of its groups.
+    ``cost``: the stage's cost, the sum of ``phase_cost``."""
+    stage: ir.Stage
+    env: dict
+    conc: float
+    P: int
+    channels: tuple
+    send_phase: np.ndarray
+    send_src: np.ndarray
+    send_dst: np.ndarray
+    send_size: np.ndarray
+    send_weight: np.ndarray
+    send_channel: np.ndarray
+    comp_phase: np.ndarray
+    comp_rank: np.ndarray
+    comp_cost: np.ndarray
+    phase: np.ndarray
+    channel: np.ndarray
+    key: np.ndarray
+    size: np.ndarray
+    weight: np.ndarray
+    element: np.ndarray
+    carried: np.ndarray
+    prev: np.ndarray
+    term: np.ndarray
+    group_start: np.ndarray
+    group_cost: np.ndarray
+    phase_start: np.ndarray
+    phase_cost: np.ndarray
+    cost: float
+
+
+class StageEvaluator(StageEnumerator):
+    """Evaluates stages in τ-Lop for one interpreter (its program, profile and mapping);
+    ``recorder``, when given, receives a :class:`StageDetail` for every stage evaluated."""
+
+    def __init__(self, interp, reduction: str = "sort", recorder: Optional[Callable[[StageDetail], None]] = None):
         super().__init__(interp)
         #: "sort": the oracle's reduction (:meth:`sorted_group_sums`); "count": the counting
-        #: reduction of :mod:`tlop.backends.schedule_count`, checked against it
+        #: reduction of :mod:`tlop.backends.schedule_count`, checked against it.  A recorder
+        #: always gets the oracle's reduction.
         self.reduction = reduction
+        self.recorder = recorder
         info = self.program.channel_info
         self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
         self.between = [c for c in self.program.channels if info.get(c) and info[c].placement == "between"]
@@ -61,8 +121,10 @@ class StageEvaluator(StageEnumerator):
         :data:`tlop.ir.RANKS`) and a scalar concurrency factor ``conc``."""
         el = self.enumerate(stage, env, conc)
         if not el.sends and not el.computes:
+            if self.recorder is not None:
+                self._record(stage, env, conc, el.P, el.sends, el.computes, None)
             return 0.0
-        return self._reduce(stage, el.P, self.interp.mapping, el.sends, el.computes, conc)
+        return self._reduce(stage, el.P, self.interp.mapping, el.sends, el.computes, conc, env)
 
     def _channels(self, stage):
         from tlop.backends.interp import EvalError
@@ -75,14 +137,17 @@ class StageEvaluator(StageEnumerator):
         return self.within[0], self.between[0]
 
     # ------------------------------------------------------------------ reduction
-    def _reduce(self, stage, P, mapping, sends, computes, conc):
+    def _reduce(self, stage, P, mapping, sends, computes, conc, env=None):
         rows = self._members(stage, P, mapping, sends, computes)
-        if self.reduction == "count":
+        if self.reduction == "count" and self.recorder is None:
             from tlop.backends.schedule_count import count_reduce
 
             return count_reduce(self, stage, rows, conc)
         gphase, gsum = self.sorted_group_sums(stage, rows, conc)
-        return phase_total(gphase, gsum)
+        total = phase_total(gphase, gsum)
+        if self.recorder is not None:
+            self._record(stage, env, conc, P, sends, computes, self._sorted + (gphase, gsum, total))
+        return total
 
     def _members(self, stage, P, mapping, sends, computes):
         """The members of the contention groups: ``(phase, code, key, size, weight, channel,
@@ -158,8 +223,46 @@ class StageEvaluator(StageEnumerator):
             return out
 
         # every group its own "phase": reduce_groups' A3 step then returns the groups' sums
-        sums = reduce_groups(_WithFixed(size, weight, group_start, np.arange(len(group_start)), transmit, fixed))
+        alg = _WithFixed(size, weight, group_start, np.arange(len(group_start)), transmit, fixed)
+        sums = reduce_groups(alg)
+        if self.recorder is not None:
+            self._sorted = (phase, channel, key, size, weight, seq[perm], alg, group_start)
         return phase[group_start], sums
+
+    def _record(self, stage, env, conc, P, sends, computes, reduced):
+        """Give the recorder this stage's :class:`StageDetail` (``reduced``: the reduction's
+        sorted members and results, None for an empty stage)."""
+        def cat(batches, attr, dtype=float):
+            return (np.concatenate([getattr(b, attr) for b in batches]) if batches else np.zeros(0)).astype(dtype)
+
+        chans = self.program.channels
+        src, dst = cat(sends, "a", np.int64), cat(sends, "b", np.int64)
+        if sends:
+            same = np.asarray(self.interp.mapping.node_of(src, P)) == np.asarray(self.interp.mapping.node_of(dst, P))
+            intra, inter = self._channels(stage)
+            send_channel = np.where(same, chans.index(intra), chans.index(inter))
+        else:
+            send_channel = np.zeros(0, dtype=np.int64)
+        empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        if reduced is None:
+            phase = channel = key = element = group_start = phase_start = empty_i
+            size = weight = carried = prev = term = group_cost = phase_cost = empty_f
+        else:
+            phase, channel, key, size, weight, element, alg, group_start, gphase, group_cost, total = reduced
+            carried, prev, term = alg.carried_, alg.prev_, alg.terms_
+            new_phase = np.ones(len(gphase), dtype=bool)
+            new_phase[1:] = gphase[1:] != gphase[:-1]
+            phase_start = np.flatnonzero(new_phase)
+            phase_cost = np.maximum.reduceat(group_cost, phase_start)
+        self.recorder(StageDetail(
+            stage=stage, env=dict(env or {}), conc=float(conc), P=P, channels=tuple(chans),
+            send_phase=cat(sends, "phase", np.int64), send_src=src, send_dst=dst, send_size=cat(sends, "c"),
+            send_weight=cat(sends, "d"), send_channel=send_channel,
+            comp_phase=cat(computes, "phase", np.int64), comp_rank=cat(computes, "a", np.int64),
+            comp_cost=cat(computes, "b"), phase=phase, channel=channel, key=key, size=size, weight=weight,
+            element=element, carried=carried, prev=np.maximum(prev, 0.0), term=term, group_start=group_start,
+            group_cost=group_cost, phase_start=phase_start, phase_cost=phase_cost,
+            cost=0.0 if reduced is None else float(total)))
 
 
 def phase_total(gphase, gsum) -> float:
@@ -186,4 +289,6 @@ class _WithFixed(NumericGroups):
 
     def increment(self, prev, carried):
         out = super().increment(np.where(self.fixed, -math.inf, prev), carried)
+        self.prev_, self.carried_, self.terms_ = prev, carried, out  # for a recorder (StageDetail)
         return out
+

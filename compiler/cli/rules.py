@@ -89,6 +89,8 @@ def run_rules(args) -> int:
 def add_explain_arguments(p):
     p.add_argument("file", help="a .tlop file or stdlib module")
     p.add_argument("algorithm", help="the algorithm to explain")
+    p.add_argument("assignments", nargs="*", metavar="NAME=VALUE",
+                   help="a point, e.g. P=16 m=1KiB: explain a schedule stage by stage there (with --mapping)")
     p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
                    help="switch a model-assumption family off (repeatable), e.g. --no A1")
     p.add_argument("--assume", action="append", default=[], help='an assumption such as "P >= 4"')
@@ -96,6 +98,18 @@ def add_explain_arguments(p):
     p.add_argument("--time-passes", action="store_true", help="print each simplifier pass's time and size")
     p.add_argument("--dump-after", action="append", default=[], metavar="PASS",
                    help="print the IR after this pass (fold, parcomp, rewrite, or all; repeatable)")
+    g = p.add_argument_group("stages of a schedule at a point (with NAME=VALUE arguments)")
+    g.add_argument("--mapping", metavar="MAPPING",
+                   help="process mapping: sequential(Q), round_robin(Q), sequential(nodes=M), round_robin(nodes=M), "
+                        "or a layout file (.json, .csv)")
+    g.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    g.add_argument("--bind", action="append", metavar="CH=PCH",
+                   help="bind a model channel to a profile channel, e.g. --bind net=tcp")
+    g.add_argument("--reduce-op", metavar="OP", help="the reduction operation whose cost gamma holds, e.g. max")
+    g.add_argument("--libtaulop-compat", action="store_true",
+                   help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
+    g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
+    g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
 
 
 def _algorithm(program, name):
@@ -105,7 +119,75 @@ def _algorithm(program, name):
     return program.algorithms[name]
 
 
+_STAGE_OPTIONS = ("mapping", "profile", "bind", "reduce_op", "libtaulop_compat", "json", "plot")
+_DERIVATION_OPTIONS = {"latex": "--latex", "time_passes": "--time-passes", "dump_after": "--dump-after", "no": "--no",
+                       "assume": "--assume"}
+
+
 def run_explain(args, load) -> int:
+    """The derivation of the simplified cost (symbolic); with point arguments, the stages of a
+    schedule at that point (:func:`run_explain_stages`)."""
+    staged = [o for o in _STAGE_OPTIONS if getattr(args, o, None)]
+    if getattr(args, "assignments", None) or staged:
+        return run_explain_stages(args, load)
+    return _run_derivation(args, load)
+
+
+def run_explain_stages(args, load) -> int:
+    """``tlop explain FILE ALG NAME=VALUE… --mapping M [--json] [--plot FILE]``."""
+    import json
+
+    from tlop import ir
+    from tlop.analysis.stages import explain_stages, explanation_json, explanation_lines
+    from tlop.backends.binding import bind_mapping
+    from tlop.cli.main import _assignments, _fmt_arg, _mapping, _profile
+
+    mixed = [flag for attr, flag in _DERIVATION_OPTIONS.items() if getattr(args, attr, None)]
+    if mixed:
+        raise TlopError(f"{', '.join(mixed)} explain the derivation of the symbolic cost; they do not go with "
+                        f"point arguments or the stage options (--mapping, --json, --plot)")
+    module = load(args.file)
+    handle = module[args.algorithm]
+    alg = handle.ir
+    if not ir.has_schedule(alg.body):
+        raise TlopError(f"'{alg.name}' has no schedule stages to explain at a point; without NAME=VALUE arguments "
+                        f"and stage options, tlop explain prints the derivation of its cost")
+    if args.plot:
+        import sys
+
+        from tlop.cli.plot_stages import PLOT_HINT, check_target, have_matplotlib
+
+        check_target(args.plot)
+        if not have_matplotlib():
+            print(f"tlop: error: {PLOT_HINT}", file=sys.stderr)
+            return 2  # a missing optional dependency, as tlop measure without mpi4py
+    env = handle.bind(_assignments(args.assignments), strings=True)
+    mapping = _mapping(args)
+    profile = _profile(args)
+    bound = bind_mapping(alg, env, mapping)
+    program = module.program
+    shown = {p.name: (program.channels[int(env[p.name])] if p.type == "channel" else _fmt_arg(p, env[p.name]))
+             for p in alg.params}
+    if mapping is None:
+        raise TlopError(f"'{alg.name}' has schedule stages: give a process mapping, e.g. --mapping 'sequential(4)'")
+    values = {p.name: (program.channels[int(env[p.name])] if p.type == "channel" else float(env[p.name]))
+              for p in alg.params}
+    e = explain_stages(program, alg, profile, mapping, bound, shown, values)
+    if args.plot:
+        from tlop.cli.plot_stages import write_plot
+
+        write_plot(e, args.plot)
+    if args.json:
+        print(json.dumps(explanation_json(e), indent=2, ensure_ascii=False))
+    else:
+        for line in explanation_lines(e):
+            print(line)
+        if args.plot:
+            print(f"wrote {args.plot}")
+    return 0
+
+
+def _run_derivation(args, load) -> int:
     from tlop.analysis.explain import derivation_lines
     from tlop.analysis.simplify import DEFAULT_FAMILIES, PassManager, context_for
     module = load(args.file)
