@@ -38,5 +38,8 @@ def test_every_algorithm_applies_to_some_bundled_profile():
     for mod, alg in CASES:
         h = tlop.load(mod)[alg]
         if mod.startswith("taulop/"):
-            assert all(h.applies_to(p) for p in PROFILES), (mod, alg)
+            # reductions read the γ table, which the measured localhost-example does not have
+            needs_gamma = "gamma" in h.requirements()["tables"]
+            assert all(h.applies_to(p) for p in PROFILES
+                       if not needs_gamma or tlop.load_profile(p).has_table("gamma")), (mod, alg)
         assert any(h.applies_to(p) for p in PROFILES), (mod, alg)
