@@ -90,6 +90,7 @@ class _Elaborator:
         self.channel_info: dict[str, ir.ChannelInfo] = {}
         self.sizes = TreeSizes()
         self._calls_exploded = False
+        self._index = None  # (number of globals, index) for "did you mean"
 
     def _bounded(self, node, t, what: str, span):
         """``node`` if its tree (definitions inlined) is small enough, else an error at the place
@@ -328,10 +329,25 @@ class _Elaborator:
         return ir.Num(0.0), ERR
 
     def _unknown(self, name, env, kind="name"):
-        known = sorted(set(env) | set(self.globals))
-        near = [k for k in known if _close(name, k)]
+        near = sorted({k for k in env if _close(name, k)} | self._near_globals(name))
         hint = f"; did you mean {', '.join(repr(k) for k in near[:3])}?" if near else ""
         return f"unknown {kind} '{name}'{hint}"
+
+    def _near_globals(self, name: str) -> set:
+        """The global names :func:`_close` to ``name``, through an index built once: every name
+        under itself, its lower case and each of its one-character deletions (two names one edit
+        apart share a key).  Comparing with every global made 10⁴ unknown names take minutes."""
+        if self._index is None or self._index[0] != len(self.globals):
+            index: dict = {}
+            for k in self.globals:
+                for key in _edit_keys(k):
+                    index.setdefault(key, set()).add(k)
+            self._index = (len(self.globals), index)
+        index = self._index[1]
+        candidates = set()
+        for key in _edit_keys(name):
+            candidates |= index.get(key, set())
+        return {k for k in candidates if _close(name, k)}
 
     def _Indexed(self, e: A.Indexed, env):
         d = self.globals.get(e.id)
@@ -792,6 +808,13 @@ def _mul(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     if isinstance(b, ir.Num) and b.value == 1.0:
         return a
     return ir.Bin("*", a, b, ty=a.ty * b.ty)
+
+
+def _edit_keys(name: str) -> set:
+    """The keys under which the "did you mean" index files a name: its lower case and its
+    one-character deletions (names at most one edit apart, or equal ignoring case, share one)."""
+    low = name.lower()
+    return {low} | {low[:i] + low[i + 1:] for i in range(len(low))}
 
 
 def _close(a: str, b: str) -> bool:
