@@ -34,9 +34,18 @@ class Source:
     text: str = field(repr=False)
 
     def line(self, n: int) -> str:
-        """Line ``n`` (1-based) without its line ending, or '' past the end."""
-        lines = self.text.splitlines()
+        """Line ``n`` (1-based) without its line ending, or '' past the end.  The text is split
+        once per source (thousands of diagnostics in one file once split it each time)."""
+        lines = self.__dict__.get("_lines")
+        if lines is None:
+            lines = self.text.splitlines()
+            self.__dict__["_lines"] = lines  # a cache, not a field: frozen, equality unchanged
         return lines[n - 1] if 1 <= n <= len(lines) else ""
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_lines", None)  # not pickled (the checked-IR cache stores sources)
+        return state
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,19 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     # columns count from after the mark
     bad = _write(tmp_path / "bad.tlop", bom + b"algorithm a(x: int) = y * 1s\n")
     assert "bad.tlop:1:23: error:" in _error(bad)
+
+
+@pytest.mark.parametrize("literal, text", [
+    (r'"a\x"', r"a\x"),
+    (r'"\N{nope}"', r"\N{nope}"),
+    (r'"\u12"', r"\u12"),
+    (r'"caf\u00e9"', r"caf\u00e9"),
+    (r'"dir\\x \"q\""', r'dir\x "q"'),
+    ('"café/ü"', "café/ü"),
+])
+def test_string_escapes_are_only_backslash_and_quote(tmp_path, literal, text):
+    """Issue 14 tracebacks: Python's unicode_escape once decoded import paths (a traceback on
+    ``\\x``, ``\\N{…}``, ``\\u12``); only ``\\\\`` and ``\\"`` are escapes, anything else is kept."""
+    path = _write(tmp_path / "esc.tlop", f"import {literal}\n")
+    message = _error(path)
+    assert f"esc.tlop:1:1: error: cannot find imported file '{text}'" in message

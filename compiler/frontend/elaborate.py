@@ -33,6 +33,8 @@ from tlop.ir.types import Type, TypeRuleError
 from tlop.runtime.diagnostics import DiagnosticSink, Span
 from tlop.frontend.loader import LoadedModule
 from tlop.frontend.transmission_cycles import check_transmission_cycles
+from tlop.frontend.expansion import MAX_EXPANDED_NODES, TreeSizes, check_transmission_expansion, culprit, \
+    too_big_message
 from tlop.runtime.units import SIZE_UNITS, TIME_UNITS, unit_factor, unit_kind
 
 __all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
@@ -60,6 +62,7 @@ class _DefInfo:
     body: Optional[ir.Expr] = None
     defaults: dict = field(default_factory=dict)  # name -> closed IR
     state: str = "new"  # new | busy | done
+    exploded: bool = False  # its body expanded past the size limit (reported once, there)
 
 
 def _is_zero(e: A.Expr) -> bool:
@@ -85,6 +88,19 @@ class _Elaborator:
         self.model = ""
         self.decl_model: dict[str, str] = {}
         self.channel_info: dict[str, ir.ChannelInfo] = {}
+        self.sizes = TreeSizes()
+        self._calls_exploded = False
+        self._index = None  # (number of globals, index) for "did you mean"
+
+    def _bounded(self, node, t, what: str, span):
+        """``node`` if its tree (definitions inlined) is small enough, else an error at the place
+        where it crosses the limit and an ``error`` node (so one explosion is reported once)."""
+        size = self.sizes.size(node)
+        if size <= MAX_EXPANDED_NODES:
+            return node, t
+        self.sink.error(too_big_message(what, size), culprit(self.sizes, node).span or span)
+        self._calls_exploded = True  # the enclosing definition is not inlined (nor reported) again
+        return ir.Num(0.0, span=span), ERR
 
     # ================================================================= declarations
     def collect(self):
@@ -205,7 +221,13 @@ class _Elaborator:
             if p.default is not None:
                 info.defaults[pname] = self._default(p, ptype, info)
         env = {n: (ir.Var(n, ty=t), t) for n, t in info.params}
+        outer, self._calls_exploded = self._calls_exploded, False
         body, t = self.expr(info.decl.body, env)
+        if not self._calls_exploded:
+            body, t = self._bounded(body, t, f"'{name}'", info.decl.body.span)
+        # a body too big, or one calling a body too big, is not inlined (nor reported) again
+        info.exploded = self._calls_exploded
+        self._calls_exploded = outer or info.exploded
         is_alg = isinstance(info.decl, A.AlgorithmDecl)
         want = info.result or (T.TIME if is_alg else None)
         if want is not None and _is_zero(info.decl.body) and want.is_num:
@@ -255,6 +277,7 @@ class _Elaborator:
                     continue
                 seen[key] = d
                 body, t = self.expr(d.body, {d.param: (ir.Var(d.param, ty=T.BYTES), T.BYTES)})
+                body, t = self._bounded(body, t, f"transmission '{name}'", d.body.span)
                 if t not in (T.TIME, ERR):
                     self.sink.error(f"a transmission must cost a time (s), but this expression is {t.describe()}",
                                     d.body.span)
@@ -306,10 +329,25 @@ class _Elaborator:
         return ir.Num(0.0), ERR
 
     def _unknown(self, name, env, kind="name"):
-        known = sorted(set(env) | set(self.globals))
-        near = [k for k in known if _close(name, k)]
+        near = sorted({k for k in env if _close(name, k)} | self._near_globals(name))
         hint = f"; did you mean {', '.join(repr(k) for k in near[:3])}?" if near else ""
         return f"unknown {kind} '{name}'{hint}"
+
+    def _near_globals(self, name: str) -> set:
+        """The global names :func:`_close` to ``name``, through an index built once: every name
+        under itself, its lower case and each of its one-character deletions (two names one edit
+        apart share a key).  Comparing with every global made 10⁴ unknown names take minutes."""
+        if self._index is None or self._index[0] != len(self.globals):
+            index: dict = {}
+            for k in self.globals:
+                for key in _edit_keys(k):
+                    index.setdefault(key, set()).add(k)
+            self._index = (len(self.globals), index)
+        index = self._index[1]
+        candidates = set()
+        for key in _edit_keys(name):
+            candidates |= index.get(key, set())
+        return {k for k in candidates if _close(name, k)}
 
     def _Indexed(self, e: A.Indexed, env):
         d = self.globals.get(e.id)
@@ -553,6 +591,9 @@ class _Elaborator:
         if info is None:
             self.sink.error(f"recursive call of '{d.name}' (definitions cannot recurse)", e.callee_span or e.span)
             return ir.Num(0.0), ERR
+        if info.exploded:
+            self._calls_exploded = True
+            return ir.Num(0.0, span=e.span), ERR  # reported at its body: calls of it are not
         if e.channel is not None:
             self.sink.error(f"'{d.name}' takes no channel index", e.channel.span)
         params = d.params
@@ -597,7 +638,8 @@ class _Elaborator:
         result = info.result or ERR
         if not bindings:
             return info.body, result
-        return ir.Let(tuple(bindings), info.body, span=e.span, ty=result), result
+        return self._bounded(ir.Let(tuple(bindings), info.body, span=e.span, ty=result), result,
+                             f"this call of '{d.name}'", e.span)
 
     # ================================================================= schedules
     def _node_of(self, e: A.Call, env):
@@ -768,6 +810,13 @@ def _mul(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     return ir.Bin("*", a, b, ty=a.ty * b.ty)
 
 
+def _edit_keys(name: str) -> set:
+    """The keys under which the "did you mean" index files a name: its lower case and its
+    one-character deletions (names at most one edit apart, or equal ignoring case, share one)."""
+    low = name.lower()
+    return {low} | {low[:i] + low[i + 1:] for i in range(len(low))}
+
+
 def _close(a: str, b: str) -> bool:
     """A cheap 'did you mean': same letters up to one edit, or case-insensitive equal."""
     if a == b:
@@ -783,13 +832,19 @@ def _close(a: str, b: str) -> bool:
     return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]
 
 
+@dataclass
+class _Root:
+    body: ir.Expr
+    span: Optional[Span]
+
+
 def elaborate_expression(modules: list[LoadedModule], expr: A.Expr, var_types: dict):
     """(IR, type) of a lone expression in the scope of a loaded module tree, with the free
     variables ``var_types`` (name -> type spelling such as ``int`` or ``time/bytes``); the type
     is returned as its spelling.  Raises TlopError with every error."""
     el = _Elaborator(modules)
     el.collect()
-    el.transmission_variants()
+    transmissions = el.transmission_variants()
     env = {}
     for n, spelling in var_types.items():
         t = T.parse_type(spelling)
@@ -798,6 +853,9 @@ def elaborate_expression(modules: list[LoadedModule], expr: A.Expr, var_types: d
             t = ERR
         env[n] = (ir.Var(n, ty=t), t)
     node, t = el.expr(expr, env)
+    node, t = el._bounded(node, t, "the expression", expr.span)
+    if not el.sink.has_errors:
+        check_transmission_expansion(transmissions, {"the expression": _Root(node, expr.span)}, el.sink)
     el.sink.raise_if_errors()
     return node, str(t)
 
@@ -819,6 +877,8 @@ def elaborate(modules: list[LoadedModule]) -> Elaborated:
     for name in ordered:
         if isinstance(el.globals.get(name), A.AlgorithmDecl):
             algorithms[name] = el.algorithm(name)
+    if not el.sink.has_errors:
+        check_transmission_expansion(transmissions, algorithms, el.sink)
     el.sink.raise_if_errors()
     program = ir.Program(tuple(el.channels), dict(el.tables), dict(el.scalars), transmissions, algorithms,
                          el.model, dict(el.channel_info))

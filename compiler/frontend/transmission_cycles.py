@@ -21,7 +21,7 @@ __all__ = ["check_transmission_cycles"]
 
 def _uses(program_channels: tuple, transmissions: dict, body: ir.Expr):
     """``((name, channel), span)`` for every transmission a body uses."""
-    for node in ir.walk(body):
+    for node in ir.walk_unique(body):
         if isinstance(node, (ir.Transmit, ir.Xmit)) and node.name in transmissions:
             if isinstance(node.channel, ir.Num):
                 targets = [int(node.channel.value)]

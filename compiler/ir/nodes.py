@@ -68,7 +68,7 @@ from typing import Any, Iterator, Optional
 __all__ = [
     "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
     "Scalar", "Conc", "Transmit", "Xmit", "ParComp", "Stage", "Loop", "Send", "Compute", "Block", "NodeOf",
-    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule",
+    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule", "walk_unique",
     "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
     "children", "rebuild", "walk", "free_vars", "node_count",
     "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
@@ -310,7 +310,7 @@ SCHEDULE_NODES = (Stage, NodeOf) + ITEM_NODES
 
 def has_schedule(e: "Expr") -> bool:
     """Whether ``e`` contains a schedule node (a stage or ``node(…)``)."""
-    return any(isinstance(n, SCHEDULE_NODES) for n in walk(e))
+    return any(isinstance(n, SCHEDULE_NODES) for n in walk_unique(e))
 
 
 def binder(e: "Expr"):
@@ -431,6 +431,20 @@ def walk(e: Expr) -> Iterator[Expr]:
     stack = [e]
     while stack:
         n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def walk_unique(e: Expr) -> Iterator[Expr]:
+    """Every distinct node of ``e`` once (a sub-expression shared by inlining is visited once, so
+    this is linear in the DAG where :func:`walk` is linear in the tree)."""
+    seen = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
         yield n
         stack.extend(reversed(children(n)))
 
