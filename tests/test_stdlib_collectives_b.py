@@ -1,10 +1,11 @@
 """The stdlib's allgather ``rda``, allreduce and alltoall schedules against the reference library.
 
-Agreement: every row of ``tests/data/taulop-oracle-lusitania.csv`` for these algorithms where the
+Agreement: the rows of ``tests/data/taulop-oracle-lusitania.csv`` for these algorithms where the
 library and the stdlib follow the same mathematics (channels SHM+IB, P ≤ Q or Q = 1, P a power of
 two, m ≤ 4 MiB, no note, not an algorithm-level departure of the library — libtaulop-semantics.md
-§9 item 7 — and not one of the two table-reading quirks below) agrees to 1e-6 relative.  Every
-row excluded from that class is attributed to its cause and the attribution is checked:
+§9 item 7 — and not one of the two table-reading quirks below) are found here cause by cause; they
+are the class of ``bench/libtaulop_agreement.py`` (whose tests check that each agrees to 1e-6).
+Every row excluded from that class is attributed to its cause and the attribution is checked:
 
 * ``chunks`` — a transfer of the schedule is larger than 4 MiB although m is not (recursive
   doubling sends 2^s·m): the library charges it as 4 MiB chunks; with ``--libtaulop-compat``
@@ -26,13 +27,16 @@ every contribution, and every algorithm evaluating for P = 2 … 64 under both m
 
 import csv
 import math
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import tlop
 from tlop.runtime.profile import profile_from_dict
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import libtaulop_agreement as la  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "taulop-oracle-lusitania.csv"
 MiB = 1 << 20
@@ -72,19 +76,10 @@ def _sizes(alg, P, m):
 
 
 def _ib_inverse(prof, m):
-    """libtaulop's B^IB(T^IB(m), 1) (libtaulop-semantics.md §4.1): the bytes its kernel credits
-    an IB transfer with after the time a transfer of m bytes takes, on the profile's grid."""
-    o, L = prof.table("o", "ib"), prof.table("L", "ib")
-    s = np.asarray(o.m, dtype=float)
-    T = np.asarray(o.values, dtype=float) + np.asarray(L.values, dtype=float)[:, 0]
-    t = float(o.lookup(m) + L.lookup(m, 1))
-    above = np.nonzero(T > t)[0]
-    j = int(above[0]) if len(above) else len(s)
-    if j == 0:
-        return 0.0 if T[0] > 100 * t else 1.0
-    if j == len(s):
-        return math.inf                      # beyond the grid: not reached by these rows
-    return max(1.0, s[j - 1] + math.ceil((t - T[j - 1]) * (s[j] - s[j - 1]) / (T[j] - T[j - 1])))
+    """libtaulop's B^IB(T^IB(m), 1): the bytes its kernel credits an IB transfer with after the
+    time a transfer of m bytes takes (libtaulop-semantics.md §4.1; bench/libtaulop_agreement.py)."""
+    t = float(prof.table("o", "ib").lookup(m) + prof.table("L", "ib").lookup(m, 1))
+    return la.library_inverse(prof, "ib", t)
 
 
 LUSITANIA = tlop.load_profile("lusitania")
@@ -141,8 +136,18 @@ def test_the_class_covers_every_algorithm_with_same_mathematics():
     assert len(CLASS) >= 850
 
 
-@pytest.mark.parametrize("algorithm", sorted(set(ALGS) - {"alltoall_linear", "alltoall_pairwise"}))
+def test_the_class_is_the_agreement_scripts():
+    """The causes found here give the same "same mathematics" rows as
+    bench/libtaulop_agreement.py, whose tests (tests/test_libtaulop_agreement.py) check that every
+    one of them agrees to 1e-6."""
+    key = lambda r: (r["algorithm"], int(r["P"]), int(r["Q"]), r["mapping"], float(r["m"]))  # noqa: E731
+    theirs = {key(r) for r in la.read_rows(DATA) if r["algorithm"] in ALGS and la.classify(r) == la.SAME}
+    assert {key(r) for r in CLASS} == theirs
+
+
+@pytest.mark.parametrize("algorithm", ["allgather_rda", "allreduce_ring", "alltoall_basic"])
 def test_rows_of_the_class_agree(algorithm):
+    """A sample of the class here too (the agreement script's tests do every algorithm)."""
     alg = _alg(algorithm)
     rows = [r for r in CLASS if r["algorithm"] == algorithm]
     wrong = [(r["P"], r["Q"], r["mapping"], r["m"], got, float(r["predicted_seconds"]))
