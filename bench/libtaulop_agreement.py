@@ -90,6 +90,9 @@ DEPARTURES: dict = {
                                "(§7 item 19); the stdlib runs them one after another"),
     "allreduce_ring": (lambda r: r["m"] % r["P"] != 0,
                        "allreduce_ring sends ⌊m/P⌋ bytes per step (§7 item 17)"),
+    "allreduce_nonoverlap_openmpi": (lambda r: not _pow2(r["P"]),
+                                     "allreduce_nonoverlap_openmpi's broadcast wraps its partners "
+                                     "modulo P for P not a power of two (§7 items 3, 15)"),
     "allreduce_ring_segm": (lambda r: r["m"] % r["P"] != 0,
                             "allreduce_ring_segm cuts blocks of ⌊m/P⌋ bytes (§7 item 18)"),
 }

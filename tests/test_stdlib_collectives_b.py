@@ -183,14 +183,22 @@ def test_excluded_rows_are_attributed():
     assert set(seen) == {"chunks", "inverse", "floor", "concurrent stages"}, seen
 
 
-# The library's alltoall sequences, written as schedules: linear k = 0 … P − 2 (a self-send first,
-# no block for p − 1), pairwise k = 1 … P (a self-send last).
-LIBRARY_ALLTOALL = tlop.loads('''
+# The library's sequences, written as schedules: alltoall linear k = 0 … P − 2 (a self-send first,
+# no block for p − 1), pairwise k = 1 … P (a self-send last); allreduce nonoverlap's broadcast
+# with partners (t + 2^s) mod P (bcast_binomial_openmpi: redundant sends for P not a power of two).
+LIBRARY_SEQUENCES = tlop.loads('''
 import "taulop/platform.tlop"
 algorithm library_linear(P: int >= 2, m: bytes) over map: mapping =
     stage { par p in 0 .. P - 1: seq k in 0 .. P - 2: send p -> (p + k) % P : m }
 algorithm library_pairwise(P: int >= 2, m: bytes) over map: mapping =
     stages k in 1 .. P { par p in 0 .. P - 1: send p -> (p + k) % P : m }
+algorithm library_nonoverlap(P: int >= 2, m: bytes) over map: mapping =
+    let S = ceil(log2(P)) in
+    stages s in 0 .. S - 1 {
+        par r in 0 .. (1 << (S - 1 - s)) - 1 where r + (1 << (S - 1 - s)) < P:
+            { send r + (1 << (S - 1 - s)) -> r : m  reduce r : m }
+    } +
+    stages s in 0 .. S - 1 { par t in 0 .. (1 << s) - 1: send t -> (t + (1 << s)) % P : m }
 ''')
 
 
@@ -199,7 +207,7 @@ def test_alltoall_self_sends_are_the_whole_difference(algorithm):
     """On the rows that would be in the class but for the self-send note, the library's sequences
     as a schedule agree with the library; the stdlib's (no self-send) differ, except linear on
     one node, where all P self-sends cost what the P sends of the missing step would."""
-    lib = LIBRARY_ALLTOALL["library_" + algorithm.split("_")[1]]
+    lib = LIBRARY_SEQUENCES["library_" + algorithm.split("_")[1]]
     ours = _alg(algorithm)
     rows = [r for r in ROWS if r["algorithm"] == algorithm and r["note"] and int(r["P"]) <= 16
             and _candidate({**r, "note": ""}) and not departures(r)]     # P = 64: slow, same story
@@ -210,6 +218,21 @@ def test_alltoall_self_sends_are_the_whole_difference(algorithm):
         differs = not math.isclose(_eval(ours, LUSITANIA, r), want, rel_tol=1e-6)
         # linear on one node: the self-send stage costs what the step k = P − 1 it replaces does
         assert differs == (algorithm == "alltoall_pairwise" or int(r["Q"]) == 1), r
+
+
+def test_nonoverlap_for_P_not_a_power_of_two_is_the_wrapped_broadcast():
+    """For P = 3, 5 (one channel per stage, no note) the library's nonoverlap allreduce is the
+    stdlib's reduce followed by a broadcast whose partners wrap modulo P; the stdlib's differs."""
+    lib, ours = LIBRARY_SEQUENCES["library_nonoverlap"], _alg("allreduce_nonoverlap_openmpi")
+    rows = [r for r in ROWS if r["algorithm"] == "allreduce_nonoverlap_openmpi" and not r["note"]
+            and r["channels"] == "SHM+IB" and int(r["P"]) in (3, 5) and float(r["m"]) <= 4 * MiB
+            and (int(r["P"]) <= int(r["Q"]) or int(r["Q"]) == 1)]
+    assert len(rows) >= 20
+    for r in rows:
+        want = float(r["predicted_seconds"])
+        assert math.isclose(_eval(lib, LUSITANIA, r), want, rel_tol=1e-6), r
+        if int(r["Q"]) > 1:           # one node: the redundant sends raise τ
+            assert not math.isclose(_eval(ours, LUSITANIA, r), want, rel_tol=1e-6), r
 
 
 # ------------------------------------------------------------------ closed forms and the fold
