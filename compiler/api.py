@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from tlop import ir
 from tlop.backends.binding import bind_arguments
+from tlop.backends.dataflow import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.frontend.loader import resolve_path
@@ -68,6 +69,12 @@ class AlgorithmHandle:
                     tables.add(node.table)
                 elif isinstance(node, ir.Scalar):
                     scalars.add(node.name)
+                elif isinstance(node, ir.Send) and program.model in DATAFLOW_MODELS:
+                    # LogGP/pLogP: a send costs the platform's dataflow functions of its size
+                    if "%dataflow" not in seen_transmissions:
+                        seen_transmissions.add("%dataflow")
+                        pending.extend(program.algorithms[f].body for f in DATAFLOW_FUNCTIONS
+                                       if f in program.algorithms)
                 elif isinstance(node, (ir.Transmit, ir.Xmit, ir.Send)):
                     # a send of a schedule costs the platform's transmission T on its channel
                     name = ir.SEND_TRANSMISSION if isinstance(node, ir.Send) else node.name

@@ -1,6 +1,13 @@
 """Shared test fixtures: the --update-golden flag and small synthetic profiles."""
 
+import os
+
 import pytest
+
+# Z3's limits are wall-clock: on a machine loaded by other processes a proof that takes a second
+# could hit them and turn "proved" into "unknown", flipping a result or a golden file.  Tests scale
+# every solver limit (tlop.analysis.solver_time); tests of the timeout itself set their own.
+os.environ.setdefault("TLOP_SOLVER_TIMEOUT_SCALE", "20")
 
 
 def pytest_addoption(parser):

@@ -23,6 +23,11 @@ CASES = {
                         "--profile", "lusitania", "--engine", "interp"],
     "show_allgather_verified": ["show", "taulop/allgather", "--verify"],
     "show_scatter_raw": ["show", "taulop/scatter", "--raw"],
+    "show_ring_sequential": ["show", "taulop/allgather", "ring", "--mapping", "sequential"],
+    "show_ring_round_robin": ["show", "taulop/allgather", "ring", "--mapping", "round_robin"],
+    "show_ring_sequential8_tcp": ["show", "taulop/allgather", "ring", "--mapping", "sequential(8)",
+                                  "--profile", "metropolis", "--bind", "net=tcp"],
+    "show_binomial_round_robin": ["show", "taulop/bcast", "binomial", "--mapping", "round_robin"],
     "show_plogp_latex": ["show", "plogp/bcast", "binomial_segmented", "--latex"],
     "check_stdlib": ["check", "taulop/bcast", "taulop/allgather", "plogp/bcast", "loggp/p2p"],
 }

@@ -107,7 +107,7 @@ def test_prove_002_claim_on_the_stdlib(capsys):
 def test_prove_002_claim_for_powers_of_two(capsys):
     """002: Θ_RDA ≥ 2·Θ_Sct for P = 4 … 64, every m and S, under the model axioms."""
     argv = ["taulop/collectives", "rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)",
-            "--for", "P=4..64:x2"]
+            "--for", "P=4..64:x2", "--timeout", "600"]   # wall clock: generous, for a loaded machine
     assert run_prove(_args(add_prove_arguments, argv), tlop.load) == 0
     assert "5 of 5 instances proved" in capsys.readouterr().out
 

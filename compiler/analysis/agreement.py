@@ -190,9 +190,12 @@ def _fmt_value(p: ir.ParamSig, v: float, program: ir.Program) -> str:
 
 
 def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir.Expr, profile, *,
-                     original: Optional[ir.Expr] = None, max_points: int = MAX_POINTS) -> ProfileCheck:
+                     original: Optional[ir.Expr] = None, max_points: int = MAX_POINTS,
+                     mapping=None) -> ProfileCheck:
     """Evaluate ``original`` (default: the algorithm's body) and ``rewritten`` over the
-    profile's grid (see the module docstring) and compare them."""
+    profile's grid (see the module docstring) and compare them.  ``mapping`` is the process
+    mapping of an algorithm ``over`` one (schedules): both sides are evaluated with it, and
+    values of ``P`` it cannot place are not on the grid."""
     from tlop.backends.interp import Interpreter
 
     original = algorithm.body if original is None else original
@@ -203,15 +206,19 @@ def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir
     while per_axis > 2 and per_axis ** max(len(numeric), 1) > max_points:
         per_axis -= 1
     axes = {p.name: grid_values(p, program, profile, sizes, taus, per_axis) for p in params}
+    if mapping is not None and algorithm.over is not None and "P" in axes:
+        axes["P"] = [v for v in axes["P"] if _placeable(mapping, v)]
     out = ProfileCheck(profile.name, grid={k: len(v) for k, v in axes.items()})
     if any(not v for v in axes.values()):
         return out
-    interp = Interpreter(program, profile)
+    interp = Interpreter(program, profile, mapping)
     chan = [p for p in params if p.type == "channel"]
     for chans in itertools.product(*(axes[p.name] for p in chan)):
         combos = list(itertools.product(*(axes[p.name] for p in numeric)))
         env = {p.name: c for p, c in zip(chan, chans)}
         cols = {p.name: np.array([c[i] for c in combos], dtype=float) for i, p in enumerate(numeric)}
+        if mapping is not None and algorithm.over is not None and "P" in cols:
+            cols[ir.RANKS] = cols["P"]
         a = _evaluate(interp, original, env, cols, len(combos))
         b = _evaluate(interp, rewritten, env, cols, len(combos))
         for i in range(len(combos)):
@@ -235,6 +242,14 @@ def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir
             out.worst_values = {p.name: float(vals[p.name]) for p in params}
             out.worst = {p.name: _fmt_value(p, vals[p.name], program) for p in params}
     return out
+
+
+def _placeable(mapping, P: float) -> bool:
+    try:
+        mapping.check(int(P))
+    except TlopError:
+        return False
+    return float(P).is_integer() and P >= 1
 
 
 def _evaluate(interp, e, env, cols, n) -> list:

@@ -34,6 +34,7 @@ import z3
 from tlop import ir
 from tlop.analysis.rules.core import Rule, match, MatchContext, PVAR
 from tlop.analysis.smt import CostVar, Encoder, ModelAxioms, z3_value
+from tlop.analysis.solver_time import solver_timeout_ms
 
 __all__ = ["Outcome", "verify_rule", "condition_needed", "validate", "prove_relation", "Counterexample"]
 
@@ -105,7 +106,7 @@ class Outcome:
 def _check(facts, goal, timeout_ms):
     """Prove ``facts → goal``: returns (status, model)."""
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
+    s.set("timeout", solver_timeout_ms(timeout_ms))
     s.add(*facts)
     s.add(z3.Not(goal))
     r = s.check()
@@ -128,7 +129,7 @@ def _check_tracked(groups: dict, base: list, goal, timeout_ms):
     names the groups used, and the core is shrunk by dropping one group at a time while the
     proof still goes through.  Returns ``(status, model, assumptions)``."""
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
+    s.set("timeout", solver_timeout_ms(timeout_ms))
     s.add(*base)
     lits = {}
     for name, facts in sorted(groups.items()):
@@ -147,7 +148,7 @@ def _check_tracked(groups: dict, base: list, goal, timeout_ms):
     used = [n for n, lit in lits.items() if str(lit) in core_ids]
     # shrink: a group whose removal keeps the proof is not needed; a check that does not finish
     # quickly keeps the group (over-reporting an assumption is safe, under-reporting is not)
-    s.set("timeout", min(timeout_ms, MINIMIZE_TIMEOUT_MS))
+    s.set("timeout", solver_timeout_ms(min(timeout_ms, MINIMIZE_TIMEOUT_MS)))
     for name in list(used):
         rest = [lits[n] for n in used if n != name]
         if s.check(*rest) == z3.unsat:

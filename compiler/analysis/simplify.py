@@ -38,6 +38,7 @@ from tlop.ir.facts import param_facts
 from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES, rules_by_name
 from tlop.analysis.rules.core import MatchContext, Rule, match, substitute, node_head, is_int_expr
 from tlop.analysis.rules.computed import eval_const
+from tlop.analysis.solver_time import solver_timeout_ms
 
 __all__ = ["Context", "Simplifier", "simplify", "Step", "PassManager", "SimplifyResult", "measure",
            "context_for", "DEFAULT_FAMILIES"]
@@ -94,7 +95,7 @@ class Context:
         out = None
         for want, target in ((True, z3.Not(goal)), (False, goal)):
             s = z3.Solver()
-            s.set("timeout", self.timeout_ms)
+            s.set("timeout", solver_timeout_ms(self.timeout_ms))
             s.add(*base)
             s.add(target)
             if s.check() == z3.unsat:

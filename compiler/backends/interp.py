@@ -148,10 +148,24 @@ class Interpreter(ExprFunctor):
         self.mapping = mapping
         self._expansions: dict = {}  # id(ParComp) -> (node, expansion)
         self._stages = None  # the StageEvaluator, made on first use
+        self._dataflow = None  # the Dataflow pricer (LogGP, pLogP), made on first use
+        #: whether schedules mean a dataflow program here (the module's model: LogGP, pLogP)
+        from tlop.backends.dataflow import DATAFLOW_MODELS
+
+        self.dataflow = program.model in DATAFLOW_MODELS
+        self._composable: dict = {}  # id(root expression) -> (node,) once checked
+        self._holds: dict = {}  # id(node) -> (node, whether it contains a stage)
         self._invariant: dict = {}  # id(Reduce) -> (node, whether its body is a stage-holding constant)
 
     # ------------------------------------------------------------------ public
     def eval(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
+        if self.dataflow:
+            got = self._composable.get(id(e))
+            if got is None or got[0] is not e:
+                from tlop.backends.dataflow import check_composition
+
+                check_composition(e, self.program.model)
+                self._composable[id(e)] = (e,)
         with np.errstate(all="ignore"):
             return _scalar(self.visit(e, dict(env), conc))
 
@@ -184,6 +198,8 @@ class Interpreter(ExprFunctor):
             raise EvalError(f"no value for '{e.name}'", e.span) from None
 
     def _eval_Bin(self, e, env, conc):
+        if self.dataflow and e.op == "+" and self._holds_stage(e):
+            return self._schedule_program(e, env, conc)
         a = self._eval(e.lhs, env, conc)
         b = self._eval(e.rhs, env, conc)
         if e.op not in ops.BINARY:
@@ -224,6 +240,8 @@ class Interpreter(ExprFunctor):
         return got[1]
 
     def _eval_Reduce(self, e, env, conc):
+        if self.dataflow and e.kind == "sum" and self._holds_stage(e):
+            return self._schedule_program(e, env, conc)
         lo = self._eval(e.lo, env, conc)
         hi = self._eval(e.hi, env, conc)
         if not (_is_array(lo) or _is_array(hi)) and self._stage_invariant(e):
@@ -408,15 +426,46 @@ class Interpreter(ExprFunctor):
 
     # ------------------------------------------------------------------ schedules
     def _eval_Stage(self, e, env, conc):
+        if self.dataflow:
+            return self._schedule_program(e, env, conc)
         if self._stages is None:
+            from tlop.backends.dataflow import DATAFLOW_MODELS
             from tlop.backends.schedule import StageEvaluator
 
+            if self.program.model not in ("taulop", ""):
+                raise EvalError(f"model '{self.program.model}' gives no meaning to a schedule: a stage is priced in "
+                                f"taulop (a parallel composition) and in {', '.join(DATAFLOW_MODELS)} (a dataflow "
+                                f"program); write this algorithm as a cost expression", e.span)
+
             self._stages = StageEvaluator(self)
+        return self._pointwise(e, env, conc, self._stages.cost)
+
+    def _holds_stage(self, e) -> bool:
+        """Whether ``e`` contains a stage (cached per node: a dataflow model asks at every ``+``)."""
+        got = self._holds.get(id(e))
+        if got is None or got[0] is not e:
+            from tlop.backends.dataflow import holds_stage
+
+            got = (e, holds_stage(e))
+            self._holds[id(e)] = got
+        return got[1]
+
+    def _schedule_program(self, e, env, conc):
+        """A schedule program in a dataflow model (:mod:`tlop.backends.dataflow`): ``e`` is the
+        outermost ``+``/``sum``/stage holding stages (check_composition ran on the whole tree)."""
+        if self._dataflow is None:
+            from tlop.backends.dataflow import Dataflow
+
+            self._dataflow = Dataflow(self)
+        return self._pointwise(e, env, conc, lambda ex, en, c: self._dataflow.cost(ex, en))
+
+    def _pointwise(self, e, env, conc, fn):
+        """``fn(e, env, conc)`` for scalar arguments; one point at a time for arrays (a stage's
+        structure depends on its arguments)."""
         free = ir.free_vars(e) | {ir.RANKS}
         arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
         if not arrays and not _is_array(conc):
-            return self._stages.cost(e, env, conc)
-        # one point at a time: a stage's structure depends on its arguments
+            return fn(e, env, conc)
         shape = np.broadcast_shapes(*(np.shape(v) for v in arrays.values()), np.shape(conc))
         out = np.empty(shape)
         wide = {k: np.broadcast_to(v, shape) for k, v in arrays.items()}
@@ -424,7 +473,7 @@ class Interpreter(ExprFunctor):
         for idx in np.ndindex(*shape):
             point = dict(env)
             point.update({k: float(v[idx]) for k, v in wide.items()})
-            out[idx] = self._stages.cost(e, point, float(conc_b[idx]))
+            out[idx] = fn(e, point, float(conc_b[idx]))
         return out
 
     def _outside_stage(self, e, env, conc):

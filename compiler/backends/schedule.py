@@ -3,17 +3,9 @@
 What it does: :class:`StageEvaluator` evaluates one :class:`tlop.ir.Stage` for one point (scalar
 arguments), for the reference interpreter, in two steps.
 
-1. **Enumeration.**  The items are run over *lanes* — one lane per sequence being built — with
-   numpy arrays over the lanes (a ``par`` over 4096 ranks is one array operation, not 4096
-   evaluations).  Each lane carries its *phase counter*: a send or a computation is placed at
-   its lane's counter, which then advances; ``seq`` and blocks run their parts in order on the
-   same lanes; ``par`` forks one lane per binding whose ``where`` holds, starting at the
-   parent's counter, and the parent continues after the longest child; the items at the top of
-   a stage each start at phase 0 (they are concurrent).  Every expression is evaluated by the
-   interpreter (:mod:`tlop.backends.interp`) with the lanes' values as arrays.
-2. **Reduction.**  Ranks are checked (whole numbers in ``0 … P−1``), sizes (``>= 0``), weights
-   (``> 0``) and computation costs (``>= 0``), each error naming the send or computation and
-   the offending values.  The mapping gives every rank's node; a send whose ends share a node
+1. **Enumeration** (shared with every model: :class:`tlop.backends.enumeration.StageEnumerator`):
+   every send and computation with concrete values and its lane's phase, checked.
+2. **Reduction.**  The mapping gives every rank's node; a send whose ends share a node
    goes through the platform's ``within node`` channel, any other through its ``between nodes``
    channel; its contention group is (phase, channel, the node its channel's ``contention`` key
    names), and a computation is a group of its own per (phase, rank).  The members are sorted
@@ -30,7 +22,7 @@ destination node; the phase's maximum then takes the larger of the two).
 
 What it does not do: evaluate array arguments (the interpreter calls it once per point),
 detect stages that do not depend on a stage variable (the interpreter's ``sum`` does), or know
-other models than τ-Lop (LogGP/pLogP dataflow meaning is not here).
+other models than τ-Lop (LogGP/pLogP: :mod:`tlop.backends.dataflow`).
 """
 
 from __future__ import annotations
@@ -40,37 +32,19 @@ import math
 import numpy as np
 
 from tlop import ir
+from tlop.backends.enumeration import MAX_ELEMENTS, StageEnumerator
 from tlop.ir.taulop import NumericGroups, reduce_groups
 
 __all__ = ["StageEvaluator", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
 
 SEND_TRANSMISSION = ir.SEND_TRANSMISSION
-#: the most elements (sends and computations) one stage may hold, in every engine
-MAX_ELEMENTS = 10_000_000
 
 
-class _Batch:
-    """Elements placed by one send or computation item on a set of lanes."""
-    __slots__ = ("node", "phase", "a", "b", "c", "d")
-
-    def __init__(self, node, phase, a, b=None, c=None, d=None):
-        self.node, self.phase, self.a, self.b, self.c, self.d = node, phase, a, b, c, d
-
-
-def _lanes(v, n):
-    return np.broadcast_to(np.asarray(v, dtype=float), (n,))
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.17g}" if not float(v).is_integer() else str(int(v))
-
-
-class StageEvaluator:
-    """Evaluates stages for one interpreter (its program, profile and mapping)."""
+class StageEvaluator(StageEnumerator):
+    """Evaluates stages in τ-Lop for one interpreter (its program, profile and mapping)."""
 
     def __init__(self, interp):
-        self.interp = interp
-        self.program = interp.program
+        super().__init__(interp)
         info = self.program.channel_info
         self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
         self.between = [c for c in self.program.channels if info.get(c) and info[c].placement == "between"]
@@ -79,176 +53,10 @@ class StageEvaluator:
     def cost(self, stage: ir.Stage, env: dict, conc) -> float:
         """The cost of ``stage`` for scalar ``env`` (which holds the process count under
         :data:`tlop.ir.RANKS`) and a scalar concurrency factor ``conc``."""
-        from tlop.backends.interp import EvalError
-
-        P = env.get(ir.RANKS)
-        mapping = self.interp.mapping
-        if P is None or mapping is None:
-            raise EvalError("a schedule needs a process mapping: evaluate the algorithm with one "
-                            "(--mapping sequential(8), or mapping=tlop.sequential(8))", stage.span)
-        sends, computes = [], []
-        self._count = 0
-        for item in stage.items:
-            self._run(item, dict(env), 1, np.zeros(1, dtype=np.int64), conc, sends, computes)
-        if not sends and not computes:
+        el = self.enumerate(stage, env, conc)
+        if not el.sends and not el.computes:
             return 0.0
-        return self._reduce(stage, int(P), mapping, sends, computes, conc)
-
-    # ------------------------------------------------------------------ enumeration
-    def _eval(self, e, env, n, conc):
-        return _lanes(self.interp._eval(e, env, conc), n)
-
-    def _place(self, n, node):
-        from tlop.backends.interp import EvalError
-
-        self._count += n
-        if self._count > MAX_ELEMENTS:
-            raise EvalError(f"the stage has more than {MAX_ELEMENTS:,} sends and computations, more than "
-                            f"tlop evaluates", node.span)
-
-    def _run(self, item, env, n, ph, conc, sends, computes):
-        """Run ``item`` on ``n`` lanes whose phase counters are ``ph``; the counters after it."""
-        if isinstance(item, ir.Send):
-            self._place(n, item)
-            sends.append(_Batch(item, ph, *(self._eval(x, env, n, conc)
-                                            for x in (item.src, item.dst, item.size, item.weight))))
-            return ph + 1
-        if isinstance(item, ir.Compute):
-            self._place(n, item)
-            computes.append(_Batch(item, ph, self._eval(item.rank, env, n, conc),
-                                   self._eval(item.cost, env, n, conc)))
-            return ph + 1
-        if isinstance(item, ir.Block):
-            for it in item.items:
-                ph = self._run(it, env, n, ph, conc, sends, computes)
-            return ph
-        if isinstance(item, ir.Loop):
-            return (self._par if item.kind == "par" else self._seq)(item, env, n, ph, conc, sends, computes)
-        from tlop.backends.interp import EvalError
-
-        raise EvalError(f"{type(item).__name__} is not an item of a stage", getattr(item, "span", None))
-
-    def _bounds(self, loop, env, n, conc):
-        """Per lane: the first and last binding of ``loop`` (checked as a reduction's bounds)."""
-        from tlop.backends.interp import check_reduce_bounds
-
-        lo = self._eval(loop.lo, env, n, conc)
-        hi = self._eval(loop.hi, env, n, conc)
-        start = np.empty(n, dtype=np.int64)
-        stop = np.empty(n, dtype=np.int64)
-        for k in range(n) if n <= 64 else ():
-            start[k], stop[k] = check_reduce_bounds(loop.kind, float(lo[k]), float(hi[k]), loop.span)
-        if n > 64:
-            ok = np.isfinite(lo) & np.isfinite(hi) & (np.abs(lo) <= 2.0 ** 53) & (np.abs(hi) <= 2.0 ** 53)
-            if not ok.all():
-                k = int(np.flatnonzero(~ok)[0])
-                check_reduce_bounds(loop.kind, float(lo[k]), float(hi[k]), loop.span)
-            start[:] = np.ceil(lo)
-            stop[:] = np.floor(hi)
-        return start, stop
-
-    @staticmethod
-    def _pick(env, idx):
-        return {k: (v[idx] if isinstance(v, np.ndarray) and v.ndim > 0 else v) for k, v in env.items()}
-
-    def _where(self, loop, env, m, conc):
-        if isinstance(loop.where, ir.Num):
-            return np.full(m, loop.where.value != 0)
-        return np.broadcast_to(np.not_equal(self.interp._eval(loop.where, env, conc), 0), (m,))
-
-    def _par(self, loop, env, n, ph, conc, sends, computes):
-        from tlop.backends.interp import EvalError
-
-        start, stop = self._bounds(loop, env, n, conc)
-        counts = np.maximum(stop - start + 1, 0)
-        total = int(counts.sum())
-        if total > MAX_ELEMENTS:
-            raise EvalError(f"par over {total:,} bindings is more than tlop evaluates", loop.span)
-        if total == 0:
-            return ph
-        parent = np.repeat(np.arange(n), counts)
-        offsets = np.cumsum(counts) - counts
-        values = (start[parent] + (np.arange(total) - offsets[parent])).astype(float)
-        inner = self._pick(env, parent)
-        inner[loop.var] = values
-        keep = self._where(loop, inner, total, conc)
-        if not keep.all():
-            sel = np.flatnonzero(keep)
-            if not len(sel):
-                return ph
-            inner = self._pick(inner, sel)
-            parent = parent[sel]
-            total = len(sel)
-        child = self._run(loop.body, inner, total, ph[parent], conc, sends, computes)
-        out = ph.copy()
-        np.maximum.at(out, parent, child)
-        return out
-
-    def _seq(self, loop, env, n, ph, conc, sends, computes):
-        from tlop.backends.interp import MAX_TERMS, EvalError
-
-        start, stop = self._bounds(loop, env, n, conc)
-        live = stop >= start
-        if not live.any():
-            return ph
-        first, last = int(start[live].min()), int(stop[live].max())
-        if last - first + 1 > MAX_TERMS:
-            raise EvalError(f"seq over {last - first + 1:,} bindings is more than tlop evaluates", loop.span)
-        ph = ph.copy()
-        for i in range(first, last + 1):
-            active = np.flatnonzero((start <= i) & (i <= stop))
-            if not len(active):
-                continue
-            inner = self._pick(env, active) if len(active) < n else dict(env)
-            inner[loop.var] = float(i)
-            keep = self._where(loop, inner, len(active), conc)
-            if not keep.all():
-                active = active[keep]
-                if not len(active):
-                    continue
-                inner = self._pick(inner, np.flatnonzero(keep))
-            ph[active] = self._run(loop.body, inner, len(active), ph[active], conc, sends, computes)
-        return ph
-
-    # ------------------------------------------------------------------ checks
-    @staticmethod
-    def _first_bad(bad):
-        return int(np.flatnonzero(bad)[0])
-
-    def _check_ranks(self, batch, label, ranks_list, P):
-        from tlop.backends.interp import EvalError
-
-        for what, r in ranks_list:
-            bad = ~(np.isfinite(r) & (np.floor(r) == r) & (r >= 0) & (r < P))
-            if bad.any():
-                k = self._first_bad(bad)
-                raise EvalError(f"{label(k)}: the {what} rank {_fmt(r[k])} is outside 0 … {P - 1} (P = {P})",
-                                batch.node.span)
-
-    def _checked(self, sends, computes, P):
-        from tlop.backends.interp import EvalError
-
-        for b in sends:
-            def label(k, b=b):
-                return f"send {_fmt(b.a[k])} -> {_fmt(b.b[k])} : {_fmt(b.c[k])} B"
-            self._check_ranks(b, label, (("source", b.a), ("destination", b.b)), P)
-            bad = ~(b.c >= 0)
-            if bad.any():
-                k = self._first_bad(bad)
-                raise EvalError(f"{label(k)}: the size {_fmt(b.c[k])} B is negative" if b.c[k] < 0 else
-                                f"{label(k)}: the size is not a number", b.node.span)
-            bad = ~((b.d > 0) & np.isfinite(b.d))
-            if bad.any():
-                k = self._first_bad(bad)
-                raise EvalError(f"{label(k)}: the weight {_fmt(b.d[k])} must be a positive number", b.node.span)
-        for b in computes:
-            def label(k, b=b):
-                return f"computation on rank {_fmt(b.a[k])}"
-            self._check_ranks(b, label, (("", b.a),), P)
-            bad = ~(b.b >= 0)
-            if bad.any():
-                k = self._first_bad(bad)
-                raise EvalError(f"{label(k)}: the cost {b.b[k]!r} s is negative or not a number", b.node.span)
+        return self._reduce(stage, el.P, self.interp.mapping, el.sends, el.computes, conc)
 
     def _channels(self, stage):
         from tlop.backends.interp import EvalError
@@ -262,7 +70,6 @@ class StageEvaluator:
 
     # ------------------------------------------------------------------ reduction
     def _reduce(self, stage, P, mapping, sends, computes, conc):
-        self._checked(sends, computes, P)
         chans = self.program.channels
         nch = len(chans)
         info = self.program.channel_info

@@ -138,6 +138,20 @@ def run_explain(args, load) -> int:
 
 # ----------------------------------------------------------------------------- tlop prove
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    import argparse
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"the timeout must be a positive number of seconds, not {text}")
+    return v
+
+
 def add_prove_arguments(p):
     p.add_argument("file", help="a .tlop file or stdlib module")
     p.add_argument("claim", help='e.g. "recursive_doubling(P, m) > 2 * binomial_scatter(P, m)"')
@@ -147,6 +161,8 @@ def add_prove_arguments(p):
     p.add_argument("--for", dest="for_", action="append", default=[], metavar="NAME=RANGE",
                    help="prove one instance per value, e.g. --for P=2..64:x2 (repeatable: the product)")
     p.add_argument("--bound", type=int, default=64, help="unroll sums to at most this many terms")
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="give up on an instance after this many seconds (wall clock; default 30)")
     p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
                    help="do not assume this model family")
 
@@ -202,7 +218,8 @@ def run_prove(args, load) -> int:
         point = {**_fixed_by(assume), **point}
         pre = [_bind(a, point) for a in assume]
         return prove_relation(_bind(lhs, point), rel, _bind(rhs, point), program, assume=pre, int_vars=ints,
-                              axioms=ax, bound=args.bound)
+                              axioms=ax, bound=args.bound,
+                              timeout_ms=int(getattr(args, "timeout", 30.0) * 1000))
 
     points = _instances(args.for_, types)
     failed = 0

@@ -1,0 +1,261 @@
+"""The meaning of a schedule in LogGP and pLogP: a dataflow program, priced event by event.
+
+What it does: :class:`Dataflow` prices a *schedule program* — a stage, or stages joined by ``+``
+and ``sum`` (through ``let`` and ``if``) — for one point (scalar arguments), for the reference
+interpreter, when the module's model is one of :data:`DATAFLOW_MODELS`.  Each stage is enumerated
+by the shared :class:`tlop.backends.enumeration.StageEnumerator` (the τ-Lop meaning reads the same
+enumeration); the stages then run one after another on per-rank clocks that carry over from stage
+to stage — there is no global barrier between stages:
+
+* every rank has a processor clock ``cpu`` (when it is free and everything it received in earlier
+  stages has arrived), the earliest start of its next send ``next_send`` and the end of its last
+  receive ``last_recv``; all start at 0 (``last_recv`` at −∞);
+* in a stage, each rank first runs its own elements in order (phase, then the order the items
+  ran): a send of m bytes starts at ``t = max(cpu, next_send)``, keeps the processor busy until
+  ``t + send_overhead(m)`` and allows the next send at ``t + send_gap(m)``; a computation runs
+  from ``cpu`` for its cost;
+* then each rank receives the messages sent to it in this stage, in order of arrival: a message
+  sent at ``t`` is received (its receive overhead done) at
+  ``max(t + delivery(m), cpu + recv_overhead(m), last_recv + send_gap(m))`` — the network
+  delivers it, the processor must be free for its receive overhead, and consecutive receives
+  are separated by the gap too;
+* the program costs the time the last rank finishes (the largest ``cpu``), plus the plain cost
+  terms added to it (``stage {…} + 2us``).
+
+The four functions of the message size are the platform's: algorithms named
+:data:`DATAFLOW_FUNCTIONS` declared by the model's platform file (``stdlib/loggp/platform.tlop``:
+``send_overhead = o``, ``send_gap = max(o, g + (m − 1)G)``, ``delivery = o + L + (m − 1)G + o``,
+``recv_overhead = o``; ``stdlib/plogp/platform.tlop``: ``os(m)``, ``g(m)``, ``g(m) + L``,
+``or(m)``), evaluated by the interpreter on the stage's sizes.
+
+What it does not do: know nodes or channels (a mapping is accepted and checked, but LogGP and
+pLogP have one network: the placement does not change the cost), weights (τ-Lop's ``weight``
+has no meaning here and is ignored), contention, or array arguments (the interpreter calls it
+once per point).  A composition it cannot price — a schedule under ``*``, ``max``, ``‖``, a
+``let`` binding or an ``if`` test — is an error at that node (:func:`check_composition`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tlop import ir
+from tlop.backends.enumeration import StageEnumerator
+
+__all__ = ["Dataflow", "DATAFLOW_MODELS", "DATAFLOW_FUNCTIONS", "check_composition", "holds_stage"]
+
+#: the models whose schedules mean a dataflow program (every other model: τ-Lop's stages, or none)
+DATAFLOW_MODELS = ("loggp", "plogp")
+#: the platform's functions of the message size m (bytes) a send is priced with
+DATAFLOW_FUNCTIONS = ("send_overhead", "send_gap", "delivery", "recv_overhead")
+
+
+def holds_stage(e: ir.Expr) -> bool:
+    """Whether ``e`` contains a :class:`tlop.ir.Stage`."""
+    return any(isinstance(n, ir.Stage) for n in ir.walk(e))
+
+
+def _describe(e) -> str:
+    if isinstance(e, ir.Bin):
+        return f"'{e.op}'"
+    if isinstance(e, ir.Fn):
+        return f"'{e.name}(…)'"
+    if isinstance(e, ir.Reduce):
+        return f"'{e.kind}'"
+    if isinstance(e, ir.Conc):
+        return "'||'"
+    if isinstance(e, ir.Neg):
+        return "a negation"
+    return f"'{type(e).__name__.lower()}'"
+
+
+def check_composition(e: ir.Expr, model: str) -> None:
+    """Raise EvalError at the first node of ``e`` that holds a stage in a place the dataflow
+    meaning cannot price: stages compose with ``+`` and ``sum`` only (through a ``let`` body and
+    the branches of an ``if``)."""
+    from tlop.backends.interp import EvalError
+
+    def bad(node, why):
+        raise EvalError(f"{model} cannot price a schedule under {why}: in {model} a schedule is a dataflow "
+                        f"program whose stages run one after another ('stage {{…}} + stage {{…}}', "
+                        f"'sum k in a .. b: stage {{…}}', 'stages'), and its cost is when the last rank "
+                        f"finishes", getattr(node, "span", None))
+
+    def visit(n):
+        if isinstance(n, ir.Stage) or not holds_stage(n):
+            return
+        if isinstance(n, ir.Bin) and n.op == "+":
+            visit(n.lhs), visit(n.rhs)
+        elif isinstance(n, ir.Reduce) and n.kind == "sum":
+            if holds_stage(n.lo) or holds_stage(n.hi):
+                bad(n, "the bounds of a 'sum'")
+            visit(n.body)
+        elif isinstance(n, ir.Let):
+            for _, v in n.bindings:
+                if holds_stage(v):
+                    bad(v, "a 'let' binding")
+            visit(n.body)
+        elif isinstance(n, ir.Cond):
+            if holds_stage(n.test):
+                bad(n, "the test of an 'if'")
+            visit(n.then_), visit(n.else_)
+        else:
+            bad(n, _describe(n))
+
+    visit(e)
+
+
+class _Clocks:
+    """The per-rank state of a dataflow program."""
+    __slots__ = ("cpu", "next_send", "last_recv")
+
+    def __init__(self, P: int):
+        self.cpu = np.zeros(P)
+        self.next_send = np.zeros(P)
+        self.last_recv = np.full(P, -math.inf)
+
+
+def _positions(owner: np.ndarray) -> np.ndarray:
+    """For ``owner`` sorted, each element's index among the elements of its owner."""
+    n = len(owner)
+    first = np.ones(n, dtype=bool)
+    first[1:] = owner[1:] != owner[:-1]
+    starts = np.flatnonzero(first)
+    return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+
+
+class Dataflow(StageEnumerator):
+    """Prices schedule programs in a dataflow model for one interpreter."""
+
+    def __init__(self, interp):
+        super().__init__(interp)
+        self.model = self.program.model
+        self._functions = None
+
+    # ------------------------------------------------------------------ the platform's functions
+    def _function(self, span):
+        from tlop.backends.interp import EvalError
+
+        if self._functions is None:
+            missing = [f for f in DATAFLOW_FUNCTIONS if f not in self.program.algorithms]
+            if missing:
+                raise EvalError(
+                    f"a schedule in {self.model} needs the platform to say how a send is priced: it must declare "
+                    f"{', '.join(f'algorithm {f}(m: bytes)' for f in missing)} (see stdlib/{self.model}/platform.tlop)",
+                    span)
+            out = {}
+            for f in DATAFLOW_FUNCTIONS:
+                alg = self.program.algorithms[f]
+                if len(alg.params) != 1:
+                    raise EvalError(f"'{f}' must take one parameter, the message size m: bytes", alg.span)
+                out[f] = alg
+            self._functions = out
+        return self._functions
+
+    def _apply(self, name, sizes, span):
+        from tlop.backends.interp import EvalError
+
+        alg = self._function(span)[name]
+        v = np.broadcast_to(np.asarray(self.interp._eval(alg.body, {alg.params[0].name: sizes}, 1.0), dtype=float),
+                            sizes.shape)
+        bad = ~(np.isfinite(v) & (v >= 0))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise EvalError(f"{name}({sizes[k]:g} B) = {v[k]!r} s: a send's {name.replace('_', ' ')} must be a "
+                            f"time >= 0 (check the profile's parameters)", span)
+        return v
+
+    # ------------------------------------------------------------------ programs
+    def cost(self, e: ir.Expr, env: dict) -> float:
+        """The cost of the schedule program ``e`` for scalar ``env`` (holding :data:`tlop.ir.RANKS`)."""
+        from tlop.backends.interp import EvalError
+
+        P = env.get(ir.RANKS)
+        if P is None or self.interp.mapping is None:
+            raise EvalError("a schedule needs a process mapping: evaluate the algorithm with one "
+                            "(--mapping sequential(8), or mapping=tlop.sequential(8))", e.span)
+        clocks = _Clocks(int(P))
+        extra = self._program(e, dict(env), clocks)
+        finish = float(clocks.cpu.max()) if len(clocks.cpu) else 0.0
+        return finish + extra
+
+    def _program(self, e, env, clocks) -> float:
+        """Run ``e`` on ``clocks``; the plain cost terms it adds."""
+        from tlop.backends.interp import check_reduce_bounds
+
+        if isinstance(e, ir.Stage):
+            self._stage(e, env, clocks)
+            return 0.0
+        if not self.interp._holds_stage(e):
+            return float(self.interp._eval(e, env, 1.0))
+        if isinstance(e, ir.Bin):  # '+' (check_composition ran)
+            return self._program(e.lhs, env, clocks) + self._program(e.rhs, env, clocks)
+        if isinstance(e, ir.Reduce):  # 'sum'
+            start, stop = check_reduce_bounds(e.kind, float(self.interp._eval(e.lo, env, 1.0)),
+                                              float(self.interp._eval(e.hi, env, 1.0)), e.span)
+            inner = dict(env)
+            extra = 0.0
+            for i in range(start, stop + 1):
+                inner[e.var] = float(i)
+                extra += self._program(e.body, inner, clocks)
+            return extra
+        if isinstance(e, ir.Let):
+            inner = dict(env)
+            inner.update([(name, self.interp._eval(v, env, 1.0)) for name, v in e.bindings])
+            return self._program(e.body, inner, clocks)
+        if isinstance(e, ir.Cond):
+            return self._program(e.then_ if float(self.interp._eval(e.test, env, 1.0)) != 0 else e.else_, env, clocks)
+        check_composition(e, self.model)  # raises
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ one stage
+    def _stage(self, stage, env, clocks):
+        el = self.enumerate(stage, env, 1.0)
+        if not el.sends and not el.computes:
+            return
+        n_s = sum(len(b.a) for b in el.sends)
+        n_c = sum(len(b.a) for b in el.computes)
+        # one row per element, in the order the items ran: owner, phase, is_send, index
+        owner = np.concatenate([b.a for b in el.sends] + [b.a for b in el.computes]).astype(np.int64)
+        phase = np.concatenate([b.phase for b in el.sends] + [b.phase for b in el.computes])
+        order = np.concatenate([b.first + np.arange(len(b.a)) for b in el.sends + el.computes])
+        is_send = np.arange(n_s + n_c) < n_s
+        if n_s:
+            dst = np.concatenate([b.b for b in el.sends]).astype(np.int64)
+            size = np.concatenate([b.c for b in el.sends])
+            os_, gap = self._apply("send_overhead", size, stage.span), self._apply("send_gap", size, stage.span)
+            dl, or_ = self._apply("delivery", size, stage.span), self._apply("recv_overhead", size, stage.span)
+        work = np.concatenate([b.b for b in el.computes]) if n_c else np.zeros(0)
+        start = np.zeros(n_s)
+        # 1. every rank's own elements, in (phase, order)
+        perm = np.lexsort((order, phase, owner))
+        pos = _positions(owner[perm])
+        cpu, next_send, last_recv = clocks.cpu, clocks.next_send, clocks.last_recv
+        for k in range(int(pos.max()) + 1 if len(pos) else 0):
+            rows = perm[pos == k]  # at most one per rank
+            s_rows = rows[is_send[rows]]
+            if len(s_rows):
+                r = owner[s_rows]
+                t = np.maximum(cpu[r], next_send[r])
+                start[s_rows] = t
+                cpu[r] = t + os_[s_rows]
+                next_send[r] = t + gap[s_rows]
+            c_rows = rows[~is_send[rows]]
+            if len(c_rows):
+                r = owner[c_rows]
+                cpu[r] = cpu[r] + work[c_rows - n_s]
+        if not n_s:
+            return
+        # 2. every rank's receives of this stage, in order of arrival
+        arrive = start + dl
+        perm = np.lexsort((order[:n_s], arrive, dst))
+        pos = _positions(dst[perm])
+        for k in range(int(pos.max()) + 1):
+            rows = perm[pos == k]
+            d = dst[rows]
+            end = np.maximum(np.maximum(arrive[rows], cpu[d] + or_[rows]), last_recv[d] + gap[rows])
+            cpu[d] = end
+            last_recv[d] = end
+
