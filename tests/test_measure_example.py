@@ -53,9 +53,8 @@ def test_every_stdlib_algorithm_evaluates(example):
         mod = tlop.load(f)
         for name in mod.own_algorithms:
             h = mod[name]
-            if "gamma" in h.requirements()["tables"]:
-                assert not h.applies_to(example)     # tlop measure does not measure γ (yet)
-                continue
+            if "gamma" in h.requirements()["tables"] and not example.has_table("gamma"):
+                continue            # a reduction: the measured example has no γ table
             args = {p.name: _ARGS.get(p.name, 4) for p in h.ir.params
                     if p.default is None or p.name in _ARGS}
             t = h.evaluate(example, mapping=tlop.round_robin(2) if h.over else None, **args)
