@@ -90,6 +90,11 @@ DEPARTURES: dict = {
                                "(§7 item 19); the stdlib runs them one after another"),
     "allreduce_ring": (lambda r: r["m"] % r["P"] != 0,
                        "allreduce_ring sends ⌊m/P⌋ bytes per step (§7 item 17)"),
+    "allreduce_nonoverlap_openmpi": (lambda r: not _pow2(r["P"]),
+                                     "allreduce_nonoverlap_openmpi's broadcast wraps its partners "
+                                     "modulo P for P not a power of two (§7 items 3, 15)"),
+    "allreduce_ring_segm": (lambda r: r["m"] % r["P"] != 0,
+                            "allreduce_ring_segm cuts blocks of ⌊m/P⌋ bytes (§7 item 18)"),
 }
 
 
@@ -216,7 +221,14 @@ def exceeds_tau_max(row: dict) -> bool:
 
 #: multiples of m sent concurrently into different nodes in one stage, per library algorithm
 #: (default: m itself); used by :func:`library_residue`
-CONCURRENT_SIZES = {"gather_binomial": lambda P: [2 ** s for s in range(max(1, math.ceil(math.log2(P))))]}
+CONCURRENT_SIZES = {"gather_binomial": lambda P: [2 ** s for s in range(max(1, math.ceil(math.log2(P))))],
+                    "allgather_rda": lambda P: [2 ** s for s in range(max(1, math.ceil(math.log2(P))))],
+                    "allreduce_ring": lambda P: [1 / P]}
+#: the smallest P at which the algorithm sends into several nodes at once with Q = 1 (default 3:
+#: at P = 2 a tree sends one transfer per stage); P = 2 is enough where both ranks send at once
+SEVERAL_GROUPS_FROM = {"allgather_ring": 2, "allgather_rda": 2, "allreduce_ring": 2,
+                       "allreduce_ring_segm": 2, "alltoall_basic": 2, "alltoall_linear": 2,
+                       "alltoall_pairwise": 2}
 
 
 def library_inverse(prof, channel: str, t: float, tau: int = 1) -> float:
@@ -239,11 +251,11 @@ def library_inverse(prof, channel: str, t: float, tau: int = 1) -> float:
 
 def library_residue(row: dict) -> bool:
     """True when the library leaves residues in a stage with groups on several nodes (Q = 1,
-    P > 2): equal-cost network groups cut each other at the cost Δ = T(x) of one of them, and the
+    P ≥ :data:`SEVERAL_GROUPS_FROM`): equal-cost network groups cut each other at the cost Δ = T(x) of one of them, and the
     others advance by B(Δ) < x where its tables are not monotone in m (libtaulop-semantics.md
     §6.3, §9 item 4), so the rest is charged again.  Checked for the sizes x the algorithm sends
     concurrently (:data:`CONCURRENT_SIZES`), with τ = 1 (one transfer into each node)."""
-    if not (row["Q"] == 1 and row["P"] > 2):
+    if not (row["Q"] == 1 and row["P"] >= SEVERAL_GROUPS_FROM.get(row["algorithm"], 3)):
         return False
     prof = profile_for(row["platform"], row["channels"], "float32 tables")
     net = prof.bindings.get("net", "net")
