@@ -72,11 +72,14 @@ class Span:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One message: severity ('error', 'warning' or 'note'), text, and where."""
+    """One message: severity ('error', 'warning' or 'note'), text, and where; ``code`` is its
+    stable code (``E0xx``, :mod:`tlop.runtime.codes`) when the raiser names one, else it is
+    classified from the message."""
     message: str
     span: Optional[Span] = None
     severity: str = "error"
     notes: tuple = ()
+    code: Optional[str] = None
 
     def render(self) -> str:
         # control characters from input (ESC, CR …) are shown escaped, never sent to the terminal

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["SIZE_UNITS", "TIME_UNITS", "unit_kind", "unit_factor", "unit_dimension", "split_quantity",
-           "format_size", "format_time"]
+           "format_size", "format_time", "TIME_SCALES"]
 
 SIZE_UNITS = {
     "B": 1.0,
@@ -92,12 +92,39 @@ def format_size(b: float) -> str:
     return f"{b:g}B"
 
 
-def format_time(t: float) -> str:
-    """Seconds with an engineering unit: 12.345 us."""
+#: the time units output is scaled to, largest first (``us`` is accepted on input, ``µs`` printed)
+TIME_SCALES = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+#: significant digits of a printed time (full precision is the JSON and CSV output's job)
+TIME_DIGITS = 4
+
+
+def _sig(x: float, digits: int) -> str:
+    """``x`` with ``digits`` significant digits, trailing zeros kept (``2.000``, ``677.3``), no
+    exponent below 10^digits (``12346``), and no dangling decimal point."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return f"{x:.0f}"
+    s = f"{x:#.{digits}g}"
+    if "e" in s:  # tiny values in a forced unit: 1.234e-05
+        return s
+    return s[:-1] if s.endswith(".") else s
+
+
+def format_time(t: float, unit: str | None = None, digits: int = TIME_DIGITS) -> str:
+    """Seconds with an auto-scaled unit and ``digits`` significant digits: ``677.3 µs``,
+    ``1.217 ms``, ``2.000 s``; ``unit`` (s, ms, us/µs, ns) forces one unit.  Zero is ``0 s``,
+    non-finite values ``inf s`` / ``nan s``."""
+    if t != t or t in (float("inf"), float("-inf")):
+        return f"{t} s"
+    if unit is not None:
+        name = "µs" if unit == "us" else unit
+        return f"{_sig(t / TIME_UNITS[name], digits)} {name}"
     a = abs(t)
-    if a == 0 or a != a:
-        return f"{t:g} s"
-    for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if a >= f:
-            return f"{t / f:.6g} {unit}"
-    return f"{t:.6g} s"
+    if a == 0:
+        return "0 s"
+    for name, f in TIME_SCALES:
+        if a >= f * (1 - 0.5 * 10 ** -digits):  # 999.99996 µs rounds to 1.000 ms, not 1000 µs
+            return f"{_sig(t / f, digits)} {name}"
+    return f"{_sig(t / 1e-9, digits)} ns"

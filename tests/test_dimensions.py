@@ -113,7 +113,7 @@ def test_rate_parameters_are_declarable_and_bind_from_the_command_line(tmp_path,
     f = tmp_path / "post.tlop"
     f.write_text("algorithm post(m: bytes, gamma: time/bytes) = m * gamma\n")
     assert main(["eval", str(f), "post", "m=1KiB", "gamma=0.5ns/B"]) == 0
-    assert "512 ns" in capsys.readouterr().out
+    assert capsys.readouterr().out == "post(m=1KiB, gamma=0.5 ns/B) on metropolis: 512.0 ns\n"  # the rate in its unit
 
 
 def test_stdlib_declares_loggp_gap_per_byte_as_a_rate():

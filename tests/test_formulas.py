@@ -4,6 +4,7 @@
 sizes, so no interpolation is involved); pLogP and LogGP formulas use synthetic profiles.
 """
 
+import json
 import math
 from pathlib import Path
 
@@ -39,9 +40,10 @@ def test_cli_binomial_bcast_is_exactly_the_paper_formula(capsys):
     expected = 0.0
     for i in range(4):
         expected += o + 2 * L[2 ** i - 1]
+    assert main(["eval", "taulop/bcast", "binomial_bcast", "P=16", "m=1MiB", "--profile", "metropolis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seconds"] == expected  # full precision in --json
     assert main(["eval", "taulop/bcast", "binomial_bcast", "P=16", "m=1MiB", "--profile", "metropolis"]) == 0
-    out = capsys.readouterr().out
-    assert f": {expected!r} s" in out, out
+    assert capsys.readouterr().out.endswith(f": {expected * 1e3:.4g} ms\n")  # 4 significant digits in text
 
 
 def test_cli_eval_json(capsys):

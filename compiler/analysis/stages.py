@@ -360,7 +360,7 @@ def explanation_lines(e: Explanation) -> list:
         lines.append(cost)
         i = j
     n = len(e.stages)
-    lines.append(f"total: {format_time(e.total)} ({e.total!r} s)")
+    lines.append(f"total: {format_time(e.total)}")  # full precision: --json
     if not np.isclose(e.stages_total, e.total, rtol=1e-12, atol=0.0):
         lines.append(f"  of which the {_count(n, 'stage')} above: {format_time(e.stages_total)}; the rest of the "
                      f"algorithm's cost: {format_time(e.total - e.stages_total)}")

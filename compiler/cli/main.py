@@ -25,8 +25,10 @@ from typing import Sequence
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.runtime.text import printable
-from tlop.runtime.units import format_size, format_time
+from tlop.runtime.units import format_size
 from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
+from tlop.cli import format as fmt
+from tlop.cli.jsonout import emit as _emit_json
 
 __all__ = ["main"]
 
@@ -125,21 +127,55 @@ def _engine(args, handle, profile, points: int = 2):
 
 
 def _fmt_arg(p, v) -> str:
-    if p.type == "bytes":
-        return format_size(float(v))
-    if p.type == "time":
-        return format_time(float(v))
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    return fmt.param_text(p.type, v)
 
 
 # ----------------------------------------------------------------------------- subcommands
 
+def _check_targets(items):
+    """The files ``tlop check`` checks: each FILE (or stdlib module) as given, and every
+    ``.tlop`` file under each DIR (sorted, hidden directories skipped)."""
+    from pathlib import Path
+
+    out = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*.tlop")
+                           if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            if not found:
+                raise TlopError(f"{printable(item)}: no .tlop files under this directory")
+            out.extend(str(f) for f in found)
+        else:
+            out.append(item)
+    return out
+
+
 def cmd_check(args) -> int:
-    for f in args.files:
-        m = _load(f)
-        n = len(m.own_algorithms)
-        print(f"{f}: ok ({n} algorithm{'s' if n != 1 else ''})")
-    return 0
+    """Check every file (all of them, also after one fails); exit 1 when any has an error."""
+    from tlop.cli.jsonout import diagnostics_json
+
+    files = _check_targets(args.files)
+    results, diagnostics, failed = [], [], 0
+    for f in files:
+        try:
+            m = _load(f)
+        except TlopError as err:
+            failed += 1
+            results.append({"file": f, "ok": False, "algorithms": []})
+            diagnostics.extend(diagnostics_json(err))
+            if not args.json:
+                _print_error(err)
+            continue
+        results.append({"file": f, "ok": True, "algorithms": list(m.own_algorithms)})
+        if not args.json:
+            n = len(m.own_algorithms)
+            print(f"{f}: ok ({n} algorithm{'s' if n != 1 else ''})")
+    if args.json:
+        _emit_json({"ok": not failed, "files": results, "diagnostics": diagnostics})
+    elif len(files) > 1 and (failed or len(files) != len(args.files)):
+        print(f"{len(files)} files checked: {len(files) - failed} ok, {failed} with errors")
+    return 1 if failed else 0
 
 
 def cmd_show(args) -> int:
@@ -298,13 +334,7 @@ def _signature(p, program) -> str:
 
 
 def _fmt_value(ptype, v, program) -> str:
-    if ptype == "channel":
-        return program.channels[int(v)]
-    if ptype == "bytes":
-        return format_size(float(v))
-    if ptype == "time":
-        return format_time(float(v)).replace(" ", "")
-    return f"{float(v):g}"
+    return fmt.param_text(ptype, v, program.channels).replace(" ", "")
 
 
 def cmd_eval(args) -> int:
@@ -321,19 +351,16 @@ def cmd_eval(args) -> int:
     if args.json:
         out = {
             "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
-            "arguments": {k: (m.program.channels[int(v)] if p.type == "channel" else v)
-                          for (k, v), p in zip(shown.items(), h.params)},
+            "arguments": {p.name: fmt.param_json(p.type, shown[p.name], m.program.channels) for p in h.params},
             "seconds": value,
         }
         if mapping is not None:
             out["mapping"] = str(mapping)
-        print(json.dumps(out, indent=2))
+        _emit_json(out)
         return 0
-    argtxt = ", ".join(
-        f"{p.name}={m.program.channels[int(shown[p.name])] if p.type == 'channel' else _fmt_arg(p, shown[p.name])}"
-        for p in h.params)
+    argtxt = ", ".join(f"{p.name}={fmt.param_text(p.type, shown[p.name], m.program.channels)}" for p in h.params)
     over = f" over {mapping}" if mapping is not None else ""
-    print(f"{h.name}({argtxt}){over} on {prof.name}: {value!r} s  ({format_time(value)})")
+    print(f"{h.name}({argtxt}){over} on {prof.name}: {fmt.seconds(value, args)}")
     return 0
 
 
@@ -385,16 +412,20 @@ def cmd_sweep(args) -> int:
     values = _evaluate_columns(run, h, columns, ptypes)
 
     def label(k, v):
-        if ptypes[k] == "channel":
-            return m.program.channels[int(v)]
-        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+        return fmt.param_text(ptypes[k], v, m.program.channels, args)
 
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
                    ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
                     + [repr(float(val))] for g, val in zip(grid, values)))
         return 0
-    print(f"{h.name} on {prof.name} ({engine}), seconds")
+    if args.json:
+        _emit_json({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+                    "parameters": names,
+                    "points": [{**{k: fmt.param_json(ptypes[k], v, m.program.channels) for k, v in zip(names, g)},
+                                "seconds": float(val)} for g, val in zip(grid, values)]})
+        return 0
+    print(f"{h.name} on {prof.name} ({engine})")
     if len(swept) == 2:
         rk, ck = swept
         fixed = {k: axes[k][0] for k in names if k not in swept}
@@ -402,11 +433,11 @@ def cmd_sweep(args) -> int:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
         table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        rows = [[label(rk, r)] + [f"{table[(r, c)]:.4e}" for c in axes[ck]] for r in axes[rk]]
+        rows = [[label(rk, r)] + [fmt.seconds(table[(r, c)], args) for c in axes[ck]] for r in axes[rk]]
         _print_table(header, rows)
     else:
-        header = names + ["seconds"]
-        rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
+        header = names + ["cost"]
+        rows = [[label(k, v) for k, v in zip(names, g)] + [fmt.seconds(val, args)] for g, val in zip(grid, values)]
         _print_table(header, rows)
     return 0
 
@@ -459,9 +490,7 @@ def cmd_best(args) -> int:
     second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
 
     def label(k, v):
-        if ptypes[k] == "channel":
-            return m.program.channels[int(v)]
-        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+        return fmt.param_text(ptypes[k], v, m.program.channels, args)
 
     def winner(j):
         return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
@@ -486,9 +515,9 @@ def cmd_best(args) -> int:
         rows = [[label(rk, r)] + [winner(cell[(r, c)]) for c in axes[ck]] for r in axes[rk]]
         _print_table(header, rows)
     else:
-        header = names_ + ["best", "seconds", "next best ×"]
+        header = names_ + ["best", "cost", "next best ×"]
         rows = [[label(k, v) for k, v in zip(names_, g)]
-                + [winner(j), f"{best_cost[j]:.4e}",
+                + [winner(j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j]) else "-",
                    f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
                 for j, g in enumerate(grid)]
         _print_table(header, rows)
@@ -517,9 +546,7 @@ def _write_csv(target: str, header: list, rows) -> None:
     print(f"wrote {n} rows to {printable(target)}")
 
 
-def _csv_number(v) -> str:
-    v = float(v)
-    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+_csv_number = fmt.csv_number
 
 
 def _print_table(header, rows):
@@ -586,7 +613,7 @@ def cmd_demo(args) -> int:
     procs = [_demo_processes(p) for p in args.P]
     print(f"tlop demo: stdlib algorithms on profile '{prof.name}' "
           f"({prof.metadata.get('machine', 'no machine description')})")
-    print("cost in microseconds; P = processes, m = message size\n")
+    print("P = processes, m = message size\n")
     header = ["algorithm", "P"] + [format_size(m) for m in sizes]
     rows = []
     for file, name, fixed in DEMO:
@@ -598,12 +625,12 @@ def cmd_demo(args) -> int:
             if name == "ring_allgather_node" and P > 8:
                 continue  # one node of metropolis has 8 cores
             row = [f"{file}:{name}" + (f" ({', '.join(f'{k}={v}' for k, v in fixed.items())})" if fixed else ""),
-                   f"{P:g}"]
+                   fmt.number_text(P)]
             for m in sizes:
                 given = {"P": f"{P:g}", "m": f"{m:g}", **fixed}
                 env = h.bind({k: v for k, v in given.items() if any(p.name == k for p in h.params)},
                              strings=True)
-                row.append(f"{float(run(env)) * 1e6:.2f}")
+                row.append(fmt.seconds(float(run(env)), args))
             rows.append(row)
     _print_table(header, rows)
     return 0
@@ -653,8 +680,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"tlop {_version()}")
     sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
-    p = sub.add_parser("check", help="parse and check .tlop files")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("check", help="parse and check .tlop files (every .tlop file under a directory)")
+    p.add_argument("files", nargs="+", metavar="FILE|DIR")
+    p.add_argument("--json", action="store_true",
+                   help="print the files and their diagnostics (file, line, column, end, severity, code, "
+                        "message) as JSON")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("show", help="print an algorithm's cost expression in the papers' notation")
@@ -681,7 +711,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE")
     p.add_argument("algorithm", metavar="ALG")
     p.add_argument("assignments", nargs="*", metavar="NAME=VALUE")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (full-precision seconds)")
+    fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_eval)
 
@@ -691,6 +722,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("assignments", nargs="*", metavar="NAME=RANGE",
                    help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 Q=8 or c=shm,net")
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
+    p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
+    fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
 
@@ -701,6 +734,9 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                    help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
                         "FILE itself declares")
     p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
+    p.add_argument("--json", action="store_true",
+                   help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
+    fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
 
@@ -709,6 +745,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
     p.add_argument("-P", nargs="+", default=["2", "8", "32"], help="process counts (default: 2 8 32)")
+    fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_demo)
 
@@ -794,6 +831,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"tlop: warning: {message}", file=sys.stderr)
 
 
+def _print_error(err: TlopError) -> None:
+    """A diagnostic on stderr, in colour on a terminal (not with NO_COLOR)."""
+    from tlop.cli.colour import colour_diagnostics, wants_colour
+
+    text = err.render()
+    print(colour_diagnostics(text) if wants_colour(sys.stderr) else text, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
@@ -810,7 +855,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return int(args.run(args) or 0)
     except TlopError as e:
-        print(e.render(), file=sys.stderr)
+        if getattr(args, "json", False):  # machine-readable failure: the diagnostics, on stdout
+            from tlop.cli.jsonout import diagnostics_json
+
+            _emit_json({"ok": False, "diagnostics": diagnostics_json(e)})
+        else:
+            _print_error(e)
         return 1
     except KeyboardInterrupt:
         print("tlop: interrupted", file=sys.stderr)
