@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))
 
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib"]
 exclude_patterns = ["_build"]
+html_static_path = ["_static"]
 html_theme = "alabaster"
 autodoc_member_order = "bysource"
 nitpicky = False

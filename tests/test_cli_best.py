@@ -60,7 +60,8 @@ def test_best_broadcasts_across_modules(capsys):
 def test_best_reports_what_it_cannot_price(capsys):
     assert main(["best", "taulop/allgather", "P=8", "m=1KiB", "S=8KiB", "--engine", "interp"]) == 0
     out = capsys.readouterr().out
-    assert "not priced: ring_allgather_seq (needs Q); ring_allgather_rr (needs Q)" in out
+    assert "  not compared: ring_allgather_seq: needs Q, which the grid does not give\n" in out
+    assert "  not compared: ring_allgather_rr: needs Q, which the grid does not give\n" in out
 
 
 def test_best_errors(capsys):
@@ -68,3 +69,43 @@ def test_best_errors(capsys):
     assert "no candidate algorithm has a parameter 'Q'" in capsys.readouterr().err
     assert main(["best", "plogp/bcast", "P=2", "m=1KiB"]) == 1  # metropolis has no pLogP tables
     assert "no algorithm can be priced" in capsys.readouterr().err
+
+
+def test_best_of_a_file_that_only_imports_compares_every_algorithm_in_scope(tmp_path, capsys):
+    f = tmp_path / "both.tlop"
+    f.write_text('model taulop\nimport "taulop/scatter"\nimport "taulop/allgather"\n')
+    assert main(["best", str(f), "P=2..8:x4", "m=1KiB", "S=8KiB", "--engine", "interp"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"cheapest of 5 algorithms of {f} on metropolis (interp)"
+    # every algorithm left out is named with its reason
+    assert out[1:6] == ["  not compared: binomial: runs over a process mapping: give --mapping",
+                        "  not compared: ring_allgather_seq: needs Q, which the grid does not give",
+                        "  not compared: ring_allgather_rr: needs Q, which the grid does not give",
+                        "  not compared: ring: runs over a process mapping: give --mapping",
+                        "  not compared: rda: runs over a process mapping: give --mapping"]
+
+
+def test_best_of_nothing_says_so(tmp_path, capsys):
+    f = tmp_path / "empty.tlop"
+    f.write_text("model taulop\n")
+    assert main(["best", str(f), "P=2"]) == 1
+    assert "no algorithm to compare (the file declare and import none)" in capsys.readouterr().err
+
+
+def test_best_across_files_labels_clashing_names(capsys):
+    argv = ["best", "taulop/bcast", "plogp/bcast", "P=8", "m=1KiB", "s=8KiB", "--profile", "localhost-example"]
+    assert main(argv + ["--json"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert "binomial_bcast" in out["algorithms"] and "flat" in out["algorithms"]
+    assert {"algorithm": "taulop/bcast:binomial", "reason": "runs over a process mapping: give --mapping"} \
+        in out["excluded"]
+    (p,) = out["points"]
+    assert p["best"] == min(p["costs"], key=lambda a: p["costs"][a] if p["costs"][a] is not None else 1e300)
+
+
+def test_best_says_which_tables_a_profile_lacks(capsys):
+    assert main(["best", "loggp/bcast", "P=8", "m=1KiB", "--json"]) == 1
+    import json
+    d = json.loads(capsys.readouterr().out)["diagnostics"][0]["message"]
+    assert "profile 'metropolis' lacks" in d and "G" in d

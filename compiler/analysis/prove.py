@@ -69,8 +69,10 @@ class Counterexample:
         elif self.lhs is not None or self.rhs is not None:
             out += f"\n  lhs = {_fmt(self.lhs)}, rhs = {_fmt(self.rhs)}  (the solver's values"
             out += f"; the interpreter could not evaluate this point: {c.error})" if c is not None else ")"
+        if self.functions:
+            out += "\n  tables and transmissions as the solver chose them:"
         for k, v in sorted(self.functions.items()):
-            out += f"\n  {k} = {v}"
+            out += f"\n    {v}"
         return out
 
 
@@ -103,6 +105,13 @@ class Outcome:
         return self.status == "proved"
 
 
+def _interrupted(s) -> None:
+    """Z3 answers ``unknown`` when Ctrl-C interrupts a check (it catches SIGINT itself): raise
+    KeyboardInterrupt then, so that an interrupted proof is not reported as undecided."""
+    if "interrupted" in s.reason_unknown():
+        raise KeyboardInterrupt
+
+
 def _check(facts, goal, timeout_ms):
     """Prove ``facts → goal``: returns (status, model)."""
     s = z3.Solver()
@@ -114,6 +123,7 @@ def _check(facts, goal, timeout_ms):
         return "proved", None
     if r == z3.sat:
         return "refuted", s.model()
+    _interrupted(s)
     return "unknown", None
 
 
@@ -143,6 +153,7 @@ def _check_tracked(groups: dict, base: list, goal, timeout_ms):
     if r == z3.sat:
         return "refuted", s.model(), ()
     if r != z3.unsat:
+        _interrupted(s)
         return "unknown", None, ()
     core_ids = {str(c) for c in s.unsat_core()}
     used = [n for n, lit in lits.items() if str(lit) in core_ids]
@@ -151,7 +162,10 @@ def _check_tracked(groups: dict, base: list, goal, timeout_ms):
     s.set("timeout", solver_timeout_ms(min(timeout_ms, MINIMIZE_TIMEOUT_MS)))
     for name in list(used):
         rest = [lits[n] for n in used if n != name]
-        if s.check(*rest) == z3.unsat:
+        r = s.check(*rest)
+        if r == z3.unknown:
+            _interrupted(s)
+        if r == z3.unsat:
             used.remove(name)
     return "proved", None, tuple(sorted(used))
 
@@ -202,8 +216,67 @@ def _counterexample(model, shown, lhs, rhs, enc) -> Counterexample:
     for d in model.decls():
         if d.arity() > 0 and (d.name().startswith("cost_") or d.name().startswith("xmit_")
                               or d.name().startswith("tbl_")):
-            funcs[d.name()] = str(model[d])[:200]
+            funcs[d.name()] = _function_text(d, model[d], getattr(enc, "program", None), getattr(enc, "tables", {}))
     return Counterexample(vals, _val(model, lhs), _val(model, rhs), funcs)
+
+
+#: the most table entries of a counterexample printed per function
+MAX_ENTRIES = 8
+
+
+def _function_text(decl, interp, program, tables) -> str:
+    """The values the solver chose for a table or transmission, one entry a line with units:
+    ``L^shm(m = 1 B, tau = 2) = 3.000 µs``, then ``otherwise …``."""
+    from tlop.ir import types as T
+    from tlop.runtime.units import format_time
+
+    name = decl.name()
+    kind, _, base = name.partition("_")
+    try:
+        entries = interp.as_list()
+    except Exception:  # not a function interpretation: print what the solver gave
+        return str(interp)[:200]
+    sig = (tables or {}).get(base) if kind == "tbl" else None
+    if sig is None and program is not None and kind == "tbl":
+        sig = program.tables.get(base)
+    channels = list(program.channels) if program is not None else []
+
+    def chan(v):
+        i = z3_value(v)
+        return channels[int(i)] if i is not None and float(i).is_integer() and 0 <= int(i) < len(channels) else str(v)
+
+    def qty(v, ty):
+        x = z3_value(v)
+        if x is None:
+            return str(v)
+        if ty == T.BYTES:
+            return f"{x:.6g} B"
+        if ty == T.TIME:
+            return format_time(float(x))
+        return f"{x:.6g}"
+
+    def head(args):
+        if kind == "xmit":  # T(channel, m, concurrency)
+            return f"{base}^{chan(args[0])}(m = {qty(args[1], T.BYTES)}, τ = {qty(args[2], None)})"
+        if sig is not None:
+            rest = list(args)
+            ch = ""
+            if sig.channel_indexed and rest:
+                ch = f"^{chan(rest.pop(0))}"
+            tys = list(getattr(sig, "param_tys", None) or [None] * len(sig.params))
+            inner = ", ".join(f"{p} = {qty(a, t)}" for p, a, t in zip(sig.params, rest, tys))
+            return f"{base}{ch}({inner})"
+        return f"{base}({', '.join(qty(a, None) for a in args)})"
+
+    value_ty = T.TIME
+    lines = []
+    for entry in entries[:-1][:MAX_ENTRIES]:
+        *args, value = entry
+        lines.append(f"{head(args)} = {qty(value, value_ty)}")
+    if len(entries) - 1 > MAX_ENTRIES:
+        lines.append(f"… {len(entries) - 1 - MAX_ENTRIES} more")
+    lines.append(f"otherwise {qty(entries[-1], value_ty)}")
+    return "\n    ".join(lines)  # continuation lines under the first
 
 
 def verify_rule(rule: Rule, timeout_ms: int = 10000, drop: Optional[int] = None) -> Outcome:

@@ -188,6 +188,7 @@ def cmd_show(args) -> int:
     profile = _profile(args) if args.profile else None
     kind, mapping = _show_mapping(args)
     status = 0
+    shown = []
     for i, name in enumerate(names):
         h = m[name]
         over = ""
@@ -197,6 +198,11 @@ def cmd_show(args) -> int:
             expr, notes, ok = _shown_expression(args, m.program, h.ir, profile, mapping)
         status = status if ok else 1
         sig = ", ".join(_signature(p, m.program) for p in h.params)
+        if args.json:
+            shown.append({"algorithm": name, "signature": f"{name}({sig}){over}", "doc": h.doc or None,
+                          "text": format_text(expr, m.program), "latex": format_latex(expr, m.program),
+                          "notes": list(notes), "ok": ok})
+            continue
         if i:
             print()
         if h.doc:
@@ -209,6 +215,8 @@ def cmd_show(args) -> int:
             print(f"    {format_text(expr, m.program)}")
         for note in notes:
             print(f"    [{note}]")
+    if args.json:
+        _emit_json({"file": str(m.path), "algorithms": shown})
     return status
 
 
@@ -442,68 +450,116 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _best_candidates(args, prof, raw):
+    """``(candidates, excluded)`` of ``tlop best``: the algorithms to compare — those named with
+    ``--only``, else each FILE's own algorithms (every algorithm in its scope when it declares
+    none, e.g. a file that only imports modules) — and ``(label, reason)`` for each one left out."""
+    modules = [(f, _load(f)) for f in args.files]
+    picked = []  # (file, module, name)
+    if args.algorithms:
+        for name in args.algorithms:
+            owner = next(((f, m) for f, m in modules if name in m.program.algorithms), modules[0])
+            picked.append((*owner, name))  # an unknown name: modules[0][name] says so
+    else:
+        for f, m in modules:
+            names = m.own_algorithms or list(m.program.algorithms)
+            picked.extend((f, m, n) for n in names)
+    if not picked:
+        raise TlopError(f"{', '.join(printable(f) for f in args.files)}: no algorithm to compare "
+                        f"(the file{'s' if len(args.files) > 1 else ''} declare and import none)")
+    counts: dict = {}
+    for _, _, n in picked:
+        counts[n] = counts.get(n, 0) + 1
+    candidates, excluded = [], []
+    for f, m, name in picked:
+        h = m[name]
+        label = f"{f}:{name}" if counts[name] > 1 else name
+        missing = [p.name for p in h.params if p.default is None and p.name not in raw]
+        if missing:
+            excluded.append((label, f"needs {', '.join(missing)}, which the grid does not give"))
+        elif not h.applies_to(prof):
+            req = h.requirements()
+            have_t, have_s = set(prof.table_names()), set(prof.scalar_names())
+            lack = [t for t in sorted(req["tables"]) if t not in have_t
+                    and f"{m.program.tables[t].model}.{t}" not in have_t]
+            lack += [s for s in sorted(req["scalars"]) if s not in have_s
+                     and f"{m.program.scalars[s].model}.{s}" not in have_s]
+            excluded.append((label, f"profile '{prof.name}' lacks {', '.join(lack) or 'its tables'}"))
+        elif h.ir.over is not None and args.mapping is None:
+            excluded.append((label, "runs over a process mapping: give --mapping"))
+        else:
+            candidates.append((label, h))
+    return candidates, excluded
+
+
 def cmd_best(args) -> int:
-    """Which algorithm of a file is cheapest at each point of a grid (polyalgorithm selection)."""
+    """Which algorithm is cheapest at each point of a grid (polyalgorithm selection)."""
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
 
-    m = _load(args.file)
+    raw = _assignments([a for a in list(args.files) + list(args.positional) if "=" in a])
+    args.files = [a for a in args.files if "=" not in a]
     prof = _profile(args)
-    raw = _assignments(args.assignments)
-    names = args.algorithms or m.own_algorithms  # a file groups the algorithms of one operation
-    candidates, skipped = [], []
-    for name in names:
-        h = m[name]
-        missing = [p.name for p in h.params if p.default is None and p.name not in raw]
-        if missing:
-            skipped.append(f"{name} (needs {', '.join(missing)})")
-        elif not h.applies_to(prof):
-            skipped.append(f"{name} (profile '{prof.name}' lacks its tables)")
-        elif h.ir.over is not None and args.mapping is None:
-            skipped.append(f"{name} (runs over a process mapping: give --mapping)")
-        else:
-            candidates.append(h)
+    candidates, excluded = _best_candidates(args, prof, raw)
     if not candidates:
-        raise TlopError("no algorithm can be priced on this grid: " + "; ".join(skipped))
+        raise TlopError("no algorithm can be priced on this grid: "
+                        + "; ".join(f"{n} ({why})" for n, why in excluded))
     ptypes: dict = {}
-    for h in candidates:
+    for _, h in candidates:
         for p in h.params:
             if ptypes.setdefault(p.name, p.type) != p.type:
                 raise TlopError(f"parameter '{p.name}' is {ptypes[p.name]} in one algorithm and {p.type} in another")
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
-    names_, axes, grid, columns = _grid(raw, ptypes, m.program)
+    program = candidates[0][1].module.program
+    names_, axes, grid, columns = _grid(raw, ptypes, program)
     costs = np.full((len(candidates), len(grid)), np.inf)
     engine = "interp"
-    for i, h in enumerate(candidates):
+    for i, (label, h) in enumerate(candidates):
         own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
         ok = constraint_mask(h.ir, own)
         if not ok.any():
+            cons = ", ".join(f"{p.name} {p.constraint[0]} ..." for p in h.ir.params
+                             if p.constraint is not None and p.constraint_span is not None)
+            excluded.append((label, f"its constraints ({cons or 'of its parameters'}) fail at every point"))
             continue
+        if not ok.all():
+            excluded.append((label, f"its constraints exclude it at {int((~ok).sum())} of {len(ok)} points"))
         engine, run = _engine(args, h, prof)
         costs[i, ok] = _evaluate_columns(run, h, {k: v[ok] for k, v in own.items()}, ptypes)
     costs[np.isnan(costs)] = np.inf
     best = np.argmin(costs, axis=0)
     best_cost = costs[best, np.arange(len(grid))]
     second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
+    labels = [label for label, _ in candidates]
 
     def label(k, v):
-        return fmt.param_text(ptypes[k], v, m.program.channels, args)
+        return fmt.param_text(ptypes[k], v, program.channels, args)
 
     def winner(j):
-        return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
+        return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
 
     if args.csv:
-        _write_csv(args.csv, names_ + ["best", "seconds"] + [h.name for h in candidates],
+        _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
                    ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
                     + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
                     for j, g in enumerate(grid)))
         return 0
-    print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
-    if skipped:
-        print("  not priced: " + "; ".join(skipped))
+    if args.json:
+        _emit_json({"files": args.files, "profile": prof.name, "engine": engine, "algorithms": labels,
+                    "excluded": [{"algorithm": n, "reason": why} for n, why in excluded],
+                    "parameters": names_,
+                    "points": [{**{k: fmt.param_json(ptypes[k], v, program.channels) for k, v in zip(names_, g)},
+                                "best": winner(j) if np.isfinite(best_cost[j]) else None,
+                                "seconds": float(best_cost[j]),
+                                "costs": {n: float(c) for n, c in zip(labels, costs[:, j])}}
+                               for j, g in enumerate(grid)]})
+        return 0
+    print(f"cheapest of {len(candidates)} algorithms of {', '.join(args.files)} on {prof.name} ({engine})")
+    for n, why in excluded:
+        print(f"  not compared: {n}: {why}" if "constraints exclude it at" not in why else f"  note: {n}: {why}")
     swept = [k for k, v in axes.items() if len(v) > 1]
     if len(swept) == 2:
         rk, ck = swept
@@ -557,9 +613,16 @@ def _print_table(header, rows):
 
 
 def cmd_profiles(args) -> int:
+    from tlop.cli import profiles as profiles_cli
     from tlop.runtime.profile import bundled_profiles, default_profile, load_profile
 
+    if args.name:
+        return profiles_cli.show_profile(load_profile(args.name), args)
     default = default_profile().name
+    if args.json:
+        _emit_json({"default": default, "profiles": [profiles_cli.profile_json(load_profile(name), summary=True)
+                                                     for name in sorted(bundled_profiles())]})
+        return 0
     for name, path in sorted(bundled_profiles().items()):
         p = load_profile(name)
         md = p.metadata
@@ -569,6 +632,7 @@ def cmd_profiles(args) -> int:
         if md.get("machine"):
             print(f"  machine:  {md['machine']}")
         print(f"  channels: {chans}; bind: {', '.join(f'{k}={v}' for k, v in p.bindings.items()) or '-'}")
+        print(f"  prices:   {profiles_cli.families_text(p)}")
         ops = p.reduce_ops()
         tables = [t for t in p.table_names() if t[len("gamma_"):] not in ops or not t.startswith("gamma_")]
         print(f"  tables:   {', '.join(tables)}")
@@ -691,6 +755,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE")
     p.add_argument("algorithm", nargs="?", metavar="ALG")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.add_argument("--json", action="store_true", help="print each algorithm's signature, cost (text and LaTeX) "
+                                                       "and notes as JSON")
     p.add_argument("--raw", action="store_true", help="print the expression as written, not simplified")
     p.add_argument("--verify", action="store_true",
                    help="prove the simplified expression equal to the original with Z3 (translation validation)")
@@ -727,12 +793,12 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
 
-    p = sub.add_parser("best", help="which algorithm of a file is cheapest at each point of a grid")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("assignments", nargs="*", metavar="NAME=RANGE", help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 s=8KiB")
+    p = sub.add_parser("best", help="which algorithm of one or more files is cheapest at each point of a grid")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("positional", nargs="*", metavar="NAME=RANGE", help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 s=8KiB")
     p.add_argument("--only", dest="algorithms", action="append", metavar="ALG",
                    help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
-                        "FILE itself declares")
+                        "each FILE declares (all algorithms in its scope when it declares none)")
     p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
@@ -740,7 +806,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
 
-    p = sub.add_parser("profiles", help="list the bundled platform profiles and their provenance")
+    p = sub.add_parser("profiles", help="list the bundled platform profiles; with NAME, show one in detail")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help="a bundled profile name or a profile JSON: its channels, tables with their grids, scalars, "
+                        "model families and provenance")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_profiles)
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")

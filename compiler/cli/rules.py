@@ -14,6 +14,7 @@ import time
 from tlop import ir
 from tlop.frontend.claims import parse_claim, parse_condition
 from tlop.runtime.diagnostics import TlopError
+from tlop.cli.format import number_json
 from tlop.analysis.rules.catalogue import RULES, MODEL_FAMILIES, assumptions_text, table_assumptions
 
 __all__ = ["add_rules_arguments", "run_rules", "add_explain_arguments", "run_explain",
@@ -27,6 +28,7 @@ def add_rules_arguments(p):
     p.add_argument("--family", action="append", default=None, help="only rules of this family (repeatable)")
     p.add_argument("--conditions", action="store_true",
                    help="with --verify: also check that every side condition is needed")
+    p.add_argument("--json", action="store_true", help="print the rules (and with --verify their proofs) as JSON")
 
 
 def _rule_text(r) -> str:
@@ -47,6 +49,8 @@ def run_rules(args) -> int:
     if args.family and not rules:
         fams = ", ".join(dict.fromkeys(r.family for r in RULES))
         raise TlopError(f"no rules in family {', '.join(args.family)}; families: {fams}")
+    if getattr(args, "json", False):
+        return _rules_json(rules, args)
     if not args.verify:
         for r in rules:
             kind = "model " + "+".join(r.axioms) if r.kind == "model" else "identity"
@@ -81,6 +85,26 @@ def run_rules(args) -> int:
                     print(f"         condition {i + 1} is not needed ({d.status})")
     dt = time.perf_counter() - t0
     print(f"{len(rules) - failed} of {len(rules)} rules proved in {dt:.2f} s")
+    return 1 if failed else 0
+
+
+def _rules_json(rules, args) -> int:
+    from tlop.analysis.prove import verify_rule
+    from tlop.cli.jsonout import emit
+
+    out, failed = [], 0
+    for r in rules:
+        item = {"name": r.name, "family": r.family, "kind": r.kind, "axioms": list(r.axioms), "text": _rule_text(r)}
+        if args.verify:
+            o = verify_rule(r)
+            undeclared = [a for a in table_assumptions(o.assumptions) if a not in r.axioms]
+            ok = o.ok and not undeclared
+            failed += not ok
+            item["proof"] = {"status": o.status, "ok": ok, "mode": o.mode, "seconds": o.seconds,
+                             "assumptions": list(o.assumptions), "undeclared_assumptions": undeclared,
+                             "counterexample": o.counterexample.render() if o.counterexample is not None else None}
+        out.append(item)
+    emit({"rules": out, **({"proved": len(rules) - failed, "total": len(rules)} if args.verify else {})})
     return 1 if failed else 0
 
 
@@ -170,8 +194,9 @@ def run_explain_stages(args, load) -> int:
              for p in alg.params}
     if mapping is None:
         raise TlopError(f"'{alg.name}' has schedule stages: give a process mapping, e.g. --mapping 'sequential(4)'")
-    values = {p.name: (program.channels[int(env[p.name])] if p.type == "channel" else float(env[p.name]))
-              for p in alg.params}
+    from tlop.cli.format import param_json
+
+    values = {p.name: param_json(p.type, env[p.name], program.channels) for p in alg.params}  # 8, not 8.0
     e = explain_stages(program, alg, profile, mapping, bound, shown, values)
     if args.plot:
         from tlop.cli.plot_stages import write_plot
@@ -247,6 +272,7 @@ def add_prove_arguments(p):
                    help="give up on an instance after this many seconds (wall clock; default 30)")
     p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
                    help="do not assume this model family")
+    p.add_argument("--json", action="store_true", help="print each instance's outcome as JSON")
 
 
 def _instances(specs, types):
@@ -296,6 +322,8 @@ def run_prove(args, load) -> int:
     assume = list(facts) + [parse_condition(a, module, types) for a in args.assume]
     ax = ModelAxioms(linearity="linearity" not in args.no, a1="A1" not in args.no)
 
+    timeout = getattr(args, "timeout", 30.0)
+
     def attempt(point):
         point = {**_fixed_by(assume), **point}
         pre = [_bind(a, point) for a in assume]
@@ -305,36 +333,77 @@ def run_prove(args, load) -> int:
 
     points = _instances(args.for_, types)
     failed = 0
-    for point in points:
+    results = []
+    as_json = getattr(args, "json", False)
+    progress = _Progress(len(points), timeout)
+    for i, point in enumerate(points):
         label = args.claim + (f"  [{', '.join(f'{k} = {v:g}' for k, v in point.items())}]" if point else "")
+        progress.start(i, label)
         o = attempt(point)
-        if o.ok:
-            print(f"proved ({o.mode}) in {o.seconds:.2f} s, {assumptions_text(o.assumptions)}: {label}")
+        progress.done()
+        status, lines = _outcome_lines(o, label, point, ints, attempt, timeout)
+        failed += status != "proved"
+        if as_json:
+            results.append({"claim": args.claim, "instance": {k: number_json(v) for k, v in point.items()},
+                            "status": status, "mode": o.mode, "seconds": o.seconds,
+                            "assumptions": list(o.assumptions), "detail": "\n".join(lines[1:]) or None})
             continue
-        failed += 1
-        if o.status == "refuted":
-            cex = o.counterexample
-            pinned = {k: v for k, v in (cex.values if cex else {}).items() if k in ints}
-            if pinned and pinned.keys() - point.keys() and attempt({**point, **pinned}).ok:
-                # with the integers of the counterexample fixed the claim holds: the counterexample
-                # came from an abstraction (log2 or 2^x of a symbolic integer), not from the model
-                print(f"unknown: {label}")
-                print(f"  the solver's counterexample at {', '.join(f'{k} = {v}' for k, v in pinned.items())} "
-                      f"is spurious (the claim holds there); fix the integers with --for or --assume")
-                continue
-            if cex is not None and cex.spurious:
-                # re-evaluated by the interpreter, the claim holds there: the solver's values came
-                # from an abstraction (log2, powers, sums), so nothing is refuted
-                at = ", ".join(f"{k} = {v:.10g}" for k, v in sorted(cex.values.items()) if v is not None)
-                print(f"unknown: {label}")
-                print(f"  the solver's counterexample at {at or 'no variables'} is spurious: evaluated there, "
-                      f"lhs = {cex.checked.lhs:.10g} and rhs = {cex.checked.rhs:.10g}, and the claim holds")
-                continue
-            print(f"refuted: {label}")
-            if cex is not None:
-                print(cex.render())
-            continue
-        print(f"unknown: Z3 could not decide {label} (counted as a failure)")
-    if len(points) > 1:
+        for line in lines:
+            print(line, flush=True)  # each instance as soon as it is decided (also into a pipe)
+    if as_json:
+        from tlop.cli.jsonout import emit
+
+        emit({"instances": results, "proved": len(points) - failed, "total": len(points)})
+    elif len(points) > 1:
         print(f"{len(points) - failed} of {len(points)} instances proved")
     return 1 if failed else 0
+
+
+def _outcome_lines(o, label, point, ints, attempt, timeout):
+    """``(status, lines)`` of one instance: proved, refuted (with the counterexample), unknown
+    (a spurious counterexample, or Z3 undecided within the timeout)."""
+    if o.ok:
+        return "proved", [f"proved ({o.mode}) in {o.seconds:.2f} s, {assumptions_text(o.assumptions)}: {label}"]
+    if o.status == "refuted":
+        cex = o.counterexample
+        pinned = {k: v for k, v in (cex.values if cex else {}).items() if k in ints}
+        if pinned and pinned.keys() - point.keys() and attempt({**point, **pinned}).ok:
+            # with the integers of the counterexample fixed the claim holds: the counterexample
+            # came from an abstraction (log2 or 2^x of a symbolic integer), not from the model
+            return "unknown", [f"unknown: {label}",
+                               f"  the solver's counterexample at {', '.join(f'{k} = {v}' for k, v in pinned.items())} "
+                               f"is spurious (the claim holds there); fix the integers with --for or --assume"]
+        if cex is not None and cex.spurious:
+            # re-evaluated by the interpreter, the claim holds there: the solver's values came
+            # from an abstraction (log2, powers, sums), so nothing is refuted
+            at = ", ".join(f"{k} = {v:.10g}" for k, v in sorted(cex.values.items()) if v is not None)
+            return "unknown", [f"unknown: {label}",
+                               f"  the solver's counterexample at {at or 'no variables'} is spurious: evaluated there, "
+                               f"lhs = {cex.checked.lhs:.10g} and rhs = {cex.checked.rhs:.10g}, and the claim holds"]
+        return "refuted", [f"refuted: {label}"] + ([cex.render()] if cex is not None else [])
+    return "unknown", [f"unknown: Z3 could not decide {label} within {timeout:g} s per check (counted as a failure; "
+                       f"--timeout gives it longer)"]
+
+
+class _Progress:
+    """``[2/7] proving …`` on stderr while an instance is being proved, on a terminal only (a
+    log or a pipe gets the results alone); erased when the instance is decided."""
+
+    def __init__(self, total, timeout):
+        import sys
+
+        self.total, self.timeout, self.stream = total, timeout, sys.stderr
+        self.on = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.width = 0
+
+    def start(self, i, label):
+        if self.on:
+            text = f"[{i + 1}/{self.total}] proving {label} (timeout {self.timeout:g} s per check; Ctrl-C stops)"
+            self.width = len(text)
+            self.stream.write(text)
+            self.stream.flush()
+
+    def done(self):
+        if self.on:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
