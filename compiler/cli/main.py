@@ -29,6 +29,7 @@ from tlop.runtime.units import format_size
 from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
 from tlop.cli import format as fmt
 from tlop.cli.jsonout import emit as _emit_json
+from tlop.cli.table import fitting_matrix, print_table
 
 __all__ = ["main"]
 
@@ -434,16 +435,17 @@ def cmd_sweep(args) -> int:
                                 "seconds": float(val)} for g, val in zip(grid, values)]})
         return 0
     print(f"{h.name} on {prof.name} ({engine})")
+    matrix = None
     if len(swept) == 2:
         rk, ck = swept
+        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
+        matrix = fitting_matrix(rk, ck, axes, label, lambda r, c: fmt.seconds(table[(r, c)], args))
+    if matrix is not None:
         fixed = {k: axes[k][0] for k in names if k not in swept}
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
-        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        rows = [[label(rk, r)] + [fmt.seconds(table[(r, c)], args) for c in axes[ck]] for r in axes[rk]]
-        _print_table(header, rows)
-    else:
+        _print_table(*matrix)
+    else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names + ["cost"]
         rows = [[label(k, v) for k, v in zip(names, g)] + [fmt.seconds(val, args)] for g, val in zip(grid, values)]
         _print_table(header, rows)
@@ -561,16 +563,17 @@ def cmd_best(args) -> int:
     for n, why in excluded:
         print(f"  not compared: {n}: {why}" if "constraints exclude it at" not in why else f"  note: {n}: {why}")
     swept = [k for k, v in axes.items() if len(v) > 1]
+    matrix = None
     if len(swept) == 2:
         rk, ck = swept
+        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
+        matrix = fitting_matrix(rk, ck, axes, label, lambda r, c: winner(cell[(r, c)]))
+    if matrix is not None:
         fixed = {k: axes[k][0] for k in names_ if k not in swept}
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
-        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        rows = [[label(rk, r)] + [winner(cell[(r, c)]) for c in axes[ck]] for r in axes[rk]]
-        _print_table(header, rows)
-    else:
+        _print_table(*matrix)
+    else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names_ + ["best", "cost", "next best ×"]
         rows = [[label(k, v) for k, v in zip(names_, g)]
                 + [winner(j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j]) else "-",
@@ -605,11 +608,7 @@ def _write_csv(target: str, header: list, rows) -> None:
 _csv_number = fmt.csv_number
 
 
-def _print_table(header, rows):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
-    for r in rows:
-        print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+_print_table = print_table
 
 
 def cmd_profiles(args) -> int:

@@ -11,10 +11,14 @@ import math
 
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["parse_range", "MAX_SWEEP_POINTS"]
+__all__ = ["parse_range", "MAX_SWEEP_POINTS", "MAX_UNSTEPPED_SIZES"]
 
 #: the largest grid ``tlop sweep`` evaluates (the table or CSV of more is not useful to print)
 MAX_SWEEP_POINTS = 10_000_000
+
+#: the most points a size range without a step may have (``S=1..4KiB`` would step by one byte
+#: into 4,096 points: almost never what was meant)
+MAX_UNSTEPPED_SIZES = 64
 
 
 def parse_range(name: str, text: str, ptype: str, program) -> list:
@@ -56,6 +60,13 @@ def parse_range(name: str, text: str, ptype: str, program) -> list:
         n = int(math.floor(span + 1e-9)) + 1
         if n > MAX_SWEEP_POINTS:
             raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
+        if ptype == "bytes" and not step and n > MAX_UNSTEPPED_SIZES:
+            from tlop.runtime.text import printable
+
+            lo_s, hi_s = printable(lo_t.strip()), printable(hi_t.strip())
+            raise TlopError(f"{printable(name)}={printable(text)}: a size range without a step goes up by 1 B, "
+                            f"{n:,} points; give a step, e.g. {printable(name)}={lo_s}..{hi_s}:x2 (doubling) "
+                            f"or {printable(name)}={lo_s}..{hi_s}:+1KiB")
         values = [lo + i * inc for i in range(n)]
     return values
 

@@ -1,0 +1,59 @@
+"""Tables on the terminal: right-aligned columns, and grids that fit its width.
+
+What it does: prints a table; lays a grid of two swept parameters out as a matrix (rows × columns),
+transposed when that is narrower, and tells the caller when neither fits the terminal (the
+command then prints one row per point, which always fits, and points to ``--csv``).
+What it does not do: format the numbers (:mod:`tlop.cli.format`) or write CSV.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+__all__ = ["print_table", "table_width", "terminal_width", "fitting_matrix", "LONG_TABLE"]
+
+#: rows of a printed table above which a note suggests --csv
+LONG_TABLE = 200
+
+
+def terminal_width():
+    """The width of the terminal standard output goes to (``COLUMNS`` when set), or None when it
+    is not a terminal (a file or a pipe takes a table of any width)."""
+    try:
+        if not sys.stdout.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    return shutil.get_terminal_size(fallback=(100, 24)).columns
+
+
+def table_width(header, rows) -> int:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def print_table(header, rows) -> None:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+    if len(rows) > LONG_TABLE:
+        print(f"tlop: note: {len(rows)} rows; --csv OUT writes the grid as CSV (--csv - to standard output)",
+              file=sys.stderr)
+
+
+def fitting_matrix(rk, ck, axes, label, cell, width=None):
+    """``(header, rows)`` of the matrix with ``rk`` down and ``ck`` across, or transposed when
+    only that fits ``width`` (the terminal's); None when neither fits.  ``cell(r, c)`` is the text
+    at row value r (of ``rk``) and column value c (of ``ck``)."""
+    width = terminal_width() if width is None else width
+    if width is None:
+        width = float("inf")
+    for down, across in ((rk, ck), (ck, rk)):
+        header = [f"{down} \\ {across}"] + [label(across, c) for c in axes[across]]
+        rows = [[label(down, r)] + [cell(r, c) if down == rk else cell(c, r) for c in axes[across]]
+                for r in axes[down]]
+        if table_width(header, rows) <= width:
+            return header, rows
+    return None
