@@ -187,6 +187,8 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
                                  "os": [row[2] for row in g_rows], "or": [row[3] for row in g_rows],
                                  "L": pl["L"], "L_raw": pl["L_raw"], "rtt0": 2 * o_eager}
             notes += [f"{ch}: {n}" for n in pl["notes"]]
+            # a non-positive fitted L is clamped: a warning, printed by tlop measure, never silent
+            warnings += [f"{ch}: {n}" for n in pl["notes"] if "not positive" in n]
             # or(m) is the receive of a message that has already arrived: it cannot take longer
             # than a whole m-byte round trip; where it does, the Recv waited for the message
             rtt = {m: 2 * t for m, t in pp}
@@ -221,6 +223,7 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
             lg = fit.loggp_params(prtt, n)
             fits["loggp"][ch] = lg
             notes += [f"{ch}: {x}" for x in lg["notes"]]
+            warnings += [f"{ch}: {x}" for x in lg["notes"] if "not positive" in x]
 
         # max-rate
         mr = sorted((int(r["params"]["pairs"]), r["stats"]["median"], r.get("bytes_per_pair"))

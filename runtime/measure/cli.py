@@ -487,8 +487,16 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
         w = prof.metadata.get("warnings", [])
         say(f"tlop measure: wrote {printable(out)} ({prof.metadata.get('points_measured')} points, "
             f"{time.monotonic() - t0:.0f} s) and raw samples {printable(samples)}"
-            + (f"; {len(w)} warning(s) in its metadata" if w else ""))
+            + (f"; {len(w)} warning(s), also in its metadata:" if w else ""))
+    print_warnings(prof)
     return 0
+
+
+def print_warnings(prof) -> None:
+    """Every warning of a measured profile (clamped values, noise, crossing columns), one line each
+    on standard error — also with --quiet: a warning is never only in the metadata."""
+    for w in prof.metadata.get("warnings", []):
+        print(f"tlop measure: warning: {printable(str(w))}", file=sys.stderr)
 
 
 CUDA_KEY = "host/cuda"
