@@ -25,10 +25,12 @@ declBody
           ('via' via=ID)? '=' body=expr                                             # transmissionDecl
     | 'def' name=ID '(' paramList? ')' ('->' result=typeRef)? '=' body=expr         # defDecl
     | 'algorithm' name=ID '(' paramList? ')' ('->' result=typeRef)? over=overClause?
-          '=' body=expr                                                             # algorithmDecl
+          ('where' requires=expr)? '=' body=expr                                    # algorithmDecl
     ;
 
 // `over map: mapping` or `over mapping`: the algorithm is evaluated with a process mapping.
+// `where COND` (after the parameters): a condition on the arguments every call must satisfy, on
+// several parameters at once (`S <= m`), combined with and/or (`P & (P - 1) == 0`: a power of two).
 overClause : 'over' (name=ID ':')? kind=ID ;
 
 channelParam : '[' name=ID ':' type=typeRef ']' ;

@@ -15,7 +15,8 @@ __all__ = ["CODES", "code_of"]
 #: (code, title, pattern on the message), tried in order; E099 matches everything
 CODES = (
     ("E002", "a reserved word used as a name", r"is a reserved word"),
-    ("E010", "an argument violates a parameter's constraint", r"violates the constraint"),
+    ("E010", "an argument violates a parameter's constraint or the algorithm's where condition",
+     r"violates the constraint|violate its condition"),
     ("E001", "syntax error", r"^(unexpected|expected |extraneous|no viable|mismatched|token recognition|"
                              r"missing '|unterminated|invalid character|number too large)"),
     ("E007", "import or file not found, import cycle",

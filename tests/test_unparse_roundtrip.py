@@ -98,7 +98,7 @@ decls = st.one_of(
     st.builds(A.TransmissionDecl, names, names, names, st.one_of(st.none(), names), exprs, docs),
     st.builds(A.DefDecl, names, param_lists, st.one_of(st.none(), types), exprs, docs),
     st.builds(A.AlgorithmDecl, names, param_lists, st.one_of(st.none(), types), exprs, docs,
-              st.one_of(st.none(), st.just("mapping"), names)),
+              st.one_of(st.none(), st.just("mapping"), names), requires=st.one_of(st.none(), exprs)),
 )
 modules = st.lists(decls, min_size=1, max_size=5).map(lambda ds: A.Module(tuple(ds)))
 

@@ -217,6 +217,14 @@ def check_on_profile(program: ir.Program, algorithm: ir.Algorithm, rewritten: ir
         combos = list(itertools.product(*(axes[p.name] for p in numeric)))
         env = {p.name: c for p, c in zip(chan, chans)}
         cols = {p.name: np.array([c[i] for c in combos], dtype=float) for i, p in enumerate(numeric)}
+        if getattr(algorithm, "requires", None) is not None:  # only points binding accepts ('where COND')
+            from tlop.backends.binding import binder_for
+
+            keep = np.broadcast_to(binder_for(program, algorithm).requires_mask({**env, **cols}), (len(combos),))
+            combos = [c for c, k in zip(combos, keep) if k]
+            cols = {k: v[keep] for k, v in cols.items()}
+            if not combos:
+                continue
         if mapping is not None and algorithm.over is not None and "P" in cols:
             cols[ir.RANKS] = cols["P"]
         a = _evaluate(interp, original, env, cols, len(combos))

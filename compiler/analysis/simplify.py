@@ -124,6 +124,8 @@ def context_for(program: ir.Program, algorithm: ir.Algorithm, *, families=DEFAUL
     enforces (:func:`tlop.ir.facts.param_facts`: declared constraints, the implicit ``>= 0`` of
     bytes and time, channel indices), plus ``assume`` (IR conditions the user states)."""
     ints, facts = param_facts(algorithm.params, program)
+    if getattr(algorithm, "requires", None) is not None:  # 'where COND': binding enforces it too
+        facts = tuple(facts) + (algorithm.requires,)
     return Context(program, int_vars=ints, facts=tuple(facts) + tuple(assume), families=families)
 
 

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Optional
 from tlop import ir
 from tlop.runtime.diagnostics import Diagnostic, TlopError
 from tlop.ir.types import Type, parse_type
-from tlop.runtime.units import split_quantity, unit_dimension
+from tlop.runtime.units import format_size, format_time, split_quantity, unit_dimension
 
 __all__ = ["bind_arguments", "broadcast_shape", "parse_cli_value", "constraint_mask", "Binder", "binder_for",
            "PARAM_KINDS", "ParamKind", "bind_mapping", "as_mapping"]
@@ -153,6 +153,7 @@ class Binder:
         self.params = [_Param(p) for p in alg.params]
         self.names = frozenset(p.name for p in alg.params)
         self.nchannels = len(program.channels) if program is not None else 0
+        self.requires = getattr(alg, "requires", None)
 
     def bind(self, args: Mapping[str, Any], strings: bool = False) -> dict:
         """The environment for evaluating the algorithm: every parameter bound to a float or a
@@ -202,9 +203,57 @@ class Binder:
                 problems.append(problem)
                 continue
             env[p.name] = v
+        if not problems and self.requires is not None:
+            problem = self._check_requires(env)
+            if problem is not None:
+                problems.append(problem)
         if problems:
             raise TlopError(problems)
         return env
+
+    # ------------------------------------------------------------------ where COND
+    def requires_mask(self, env: Mapping[str, Any]):
+        """Where the algorithm's ``where`` condition holds for the bound arguments ``env``
+        (a bool, or a bool array of their broadcast shape); True without a condition."""
+        import numpy as np
+
+        if self.requires is None:
+            return True
+        from tlop.backends.interp import Interpreter  # the condition reads parameters only
+
+        with np.errstate(all="ignore"):
+            r = Interpreter(ir.Program((), {}, {}, {}, {}), None).eval(self.requires, dict(env))
+        r = np.asarray(r, dtype=float)
+        ok = (r != 0) & ~np.isnan(r)
+        return bool(ok) if ok.ndim == 0 else ok
+
+    def _check_requires(self, env: dict) -> Optional[Diagnostic]:
+        import numpy as np
+
+        ok = self.requires_mask(env)
+        if np.all(ok):
+            return None
+        used = sorted({n.name for n in ir.walk(self.requires) if isinstance(n, ir.Var) and n.name in env},
+                      key=[p.name for p in self.params].index)
+        first = int(np.argmin(np.ravel(ok))) if np.ndim(ok) else 0
+        shape = np.shape(ok)
+
+        types = {p.name: p.type for p in self.params}
+
+        def at(name):
+            v = np.broadcast_to(np.asarray(env[name], dtype=float), shape).ravel()[first] if shape else env[name]
+            v = float(v)
+            if types[name] == "bytes":
+                return f"{name} = {format_size(v)}"
+            if types[name] == "time":
+                return f"{name} = {format_time(v)}"
+            return f"{name} = {v:g}"
+
+        count = f" (at {int(np.size(ok) - np.count_nonzero(ok))} of {np.size(ok)} points)" if shape else ""
+        span = getattr(self.alg, "requires_span", None)
+        cond = _span_text(span) if span is not None else "its condition"
+        return Diagnostic(f"arguments {', '.join(at(n) for n in used)} of '{self.alg.name}' violate its condition "
+                          f"'where {cond}'{count}", span or self.alg.span)
 
     # ------------------------------------------------------------------ values
     @staticmethod
@@ -279,7 +328,25 @@ class Binder:
             if value is None:
                 continue
             ok &= np.broadcast_to(getattr(np, _NP_OPS[p.op])(np.asarray(value, dtype=float), p.bound), (n,))
+        if self.requires is not None:
+            env = {}
+            for p in self.params:
+                if p.name in columns:
+                    env[p.name] = np.asarray(columns[p.name], dtype=float)
+                elif p.sig.default is not None:
+                    env[p.name] = p.default
+                else:
+                    return ok  # a parameter the grid does not give: binding will say so
+            ok &= np.broadcast_to(self.requires_mask(env), (n,))
         return ok
+
+
+def _span_text(span) -> str:
+    """The source text of a span (on one line; the first line of a longer one, with …)."""
+    line = span.source.line(span.line)
+    if span.end_line == span.line:
+        return line[span.col - 1: span.end_col]
+    return line[span.col - 1:] + " …"
 
 
 _BINDERS: dict = {}  # (id(program), id(alg)) -> (weakref(program), weakref(alg), Binder)

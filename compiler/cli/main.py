@@ -199,6 +199,8 @@ def cmd_show(args) -> int:
             expr, notes, ok = _shown_expression(args, m.program, h.ir, profile, mapping)
         status = status if ok else 1
         sig = ", ".join(_signature(p, m.program) for p in h.params)
+        if h.ir.requires is not None:
+            over = f"{over} where {format_text(h.ir.requires, m.program)}"
         if args.json:
             shown.append({"algorithm": name, "signature": f"{name}({sig}){over}", "doc": h.doc or None,
                           "text": format_text(expr, m.program), "latex": format_latex(expr, m.program),

@@ -288,7 +288,8 @@ class DefDecl(Decl):
 class AlgorithmDecl(Decl):
     """``algorithm binomial_bcast(P: int >= 1, m: bytes, c: channel = shm) = …``; ``over`` is the
     name of the process mapping of ``… over map: mapping = …`` (``"mapping"`` for ``over
-    mapping``), None without one."""
+    mapping``), None without one; ``requires`` the condition of ``… where COND = …``, None
+    without one."""
     name: str
     params: tuple
     result: Optional[TypeRef]
@@ -296,6 +297,7 @@ class AlgorithmDecl(Decl):
     docs: tuple = ()
     over: Optional[str] = None
     span: Optional[Span] = _span()
+    requires: Optional[Expr] = None
 
 
 @dataclass(frozen=True)

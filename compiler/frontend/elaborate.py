@@ -761,7 +761,19 @@ class _Elaborator:
         elif info.body is not None and ir.has_schedule(info.body):
             self.sink.error(f"algorithm '{name}' has a schedule (stages, or node(…)), which needs a process "
                             f"mapping: declare it with 'over map: mapping' after the parameters", d.span)
-        return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span, over=d.over)
+        requires = None
+        if d.requires is not None:
+            requires, tr = self.expr(d.requires, self._param_env(info))
+            if tr not in (T.BOOL, ERR):
+                self.sink.error(f"the 'where' of an algorithm must be a condition (bool) on its parameters, found "
+                                f"{tr.describe()}; compare it, e.g. 'where S <= m' or 'where P & (P - 1) == 0'",
+                                d.requires.span)
+            elif any(not isinstance(n, (ir.Var, ir.Num, ir.Bin, ir.Neg, ir.Not, ir.Fn, ir.Cond, ir.Let))
+                     for n in ir.walk(requires)):
+                self.sink.error("the 'where' of an algorithm is a condition on its arguments alone; it cannot read "
+                                "the platform's tables, parameters or transmissions, or sum", d.requires.span)
+        return ir.Algorithm(name, tuple(params), info.body, doc, self.model, span=d.span, over=d.over,
+                            requires=requires, requires_span=d.requires.span if d.requires is not None else None)
 
     @staticmethod
     def _param_env(info):

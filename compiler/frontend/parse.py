@@ -192,7 +192,8 @@ class _Builder(TlopVisitor):
                                 f"(write 'over map: mapping' or 'over mapping')", _tok_span(self.source, o.kind))
             over = o.name.text if o.name is not None else "mapping"
         return A.AlgorithmDecl(ctx.name.text, params, self.visit(ctx.result) if ctx.result else None,
-                               self.visit(ctx.body), over=over, span=self.sp(ctx))
+                               self.visit(ctx.body), over=over, span=self.sp(ctx),
+                               requires=self.visit(ctx.requires) if ctx.requires is not None else None)
 
     def visitParamList(self, ctx):
         return tuple(self.visit(p) for p in ctx.param())

@@ -134,6 +134,8 @@ def _decl(d: A.Decl) -> str:
         over = ""
         if isinstance(d, A.AlgorithmDecl) and d.over is not None:
             over = " over mapping" if d.over == "mapping" else f" over {d.over}: mapping"
+        if isinstance(d, A.AlgorithmDecl) and d.requires is not None:
+            over += f" where {unparse_expr(d.requires)}"
         return f"{kw} {d.name}({', '.join(_param(p) for p in d.params)}){res}{over} =\n    {unparse_expr(d.body)}"
     raise TypeError(f"not a declaration: {d!r}")
 

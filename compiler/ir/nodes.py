@@ -557,6 +557,10 @@ class Algorithm:
     span: Any = _span_field()
     #: the name of the process mapping (``over map: mapping``), None when the algorithm has none
     over: Optional[str] = None
+    #: the condition of ``where COND`` (bool, over the parameters) every call must satisfy, and
+    #: the span of COND; None without one
+    requires: Optional[Expr] = None
+    requires_span: Any = _span_field()
 
 
 @dataclass(frozen=True)

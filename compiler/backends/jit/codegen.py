@@ -245,7 +245,11 @@ class CodeGen(ExprFunctor):
             else:
                 v = b.load(b.gep(args, [ir.Constant(I64, k)]), name=info.name)
                 env[info.name] = self.set_level(v, -1 if self.scalar_mask >> k & 1 else 0)
-        r = self.gen(self.alg.body, env, None)
+        body = self.alg.body
+        if getattr(self.alg, "requires", None) is not None:
+            # where COND fails: NaN, which the caller reports with the binder's message
+            body = tir.Cond(self.alg.requires, body, tir.Num(math.nan, ty=body.ty), ty=body.ty)
+        r = self.gen(body, env, None)
         b = self.b
         with b.if_then(b.load(self.bad), likely=False):
             self.flag_error()

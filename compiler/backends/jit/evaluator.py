@@ -439,6 +439,8 @@ class Evaluator(functools.partial):
                 ok = {"<": v < b, "<=": v <= b, ">": v > b, ">=": v >= b, "==": v == b, "!=": v != b}[info.op]
                 if not ok:
                     return False
+        if self._binder.requires is not None and not np.all(self._binder.requires_mask(env)):
+            return False
         return True
 
     def _batch_failure(self, code, i, keep, strides, arrays, combo, shape, value=math.nan):
