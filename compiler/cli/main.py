@@ -876,7 +876,9 @@ class _Subcommands:
     def add_parser(self, name, **kwargs):
         if self.chosen is not None and name != self.chosen:
             return _Skipped()
-        return self.sub.add_parser(name, **kwargs)
+        from tlop.cli.helptext import decorate
+
+        return self.sub.add_parser(name, **decorate(name, kwargs))
 
 
 def _run_measure(args) -> int:

@@ -1,0 +1,68 @@
+"""What ``tlop COMMAND --help`` says before and after the options: a one-line description and
+examples for each subcommand.
+
+What it does: holds the texts, and :func:`decorate` puts them on a subcommand's parser.
+What it does not do: define options (each subcommand's parser does).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["HELP", "decorate"]
+
+#: command -> (one-line description, example command lines)
+HELP = {
+    "check": ("Parse and check .tlop files (every .tlop file under a directory); exit status 1 when any "
+              "has an error.",
+              ["tlop check mycollectives.tlop", "tlop check models/ --json"]),
+    "show": ("Print algorithms' costs in the papers' notation, simplified (or --raw), optionally proved "
+             "equal to the original (--verify) or checked on a profile's tables.",
+             ["tlop show taulop/bcast binomial_bcast", "tlop show taulop/allgather ring --mapping sequential",
+              "tlop show plogp/bcast --latex"]),
+    "eval": ("Evaluate an algorithm at one point on a platform profile.",
+             ["tlop eval taulop/bcast binomial_bcast P=16 m=1MiB",
+              "tlop eval taulop/allgather ring P=32 m=64KiB --mapping 'sequential(8)' --json"]),
+    "sweep": ("Evaluate an algorithm over a grid of points (a matrix for two swept parameters, rows "
+              "otherwise, or CSV/JSON).",
+              ["tlop sweep taulop/bcast binomial_bcast P=2..64:x2 m=1KiB..4MiB:x4",
+               "tlop sweep taulop/scatter binomial_scatter P=8 m=1MiB S=1KiB..64KiB:x2 --csv out.csv"]),
+    "best": ("Which algorithm is cheapest at each point of a grid, across one or more files; says why "
+             "each algorithm left out is left out.",
+             ["tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4",
+              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example"]),
+    "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
+                 "one profile in detail (channels, table grids, scalars, provenance).",
+                 ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
+    "demo": ("Price several stdlib algorithms side by side on the default profile.",
+             ["tlop demo", "tlop demo -P 4 16 --unit us"]),
+    "convert-taulop": ("Convert libtaulop parameter files (SHM.txt, TCP.txt, IB.txt, gamma.txt) into a "
+                       "profile.",
+                       ["tlop convert-taulop params/metropolis --name metropolis --out metropolis.json"]),
+    "rules": ("List the rewrite rules of the simplifier; --verify proves each with Z3.",
+              ["tlop rules", "tlop rules --verify --family A1"]),
+    "explain": ("Print the derivation of an algorithm's simplified cost, or (with NAME=VALUE arguments "
+                "and --mapping) a schedule stage by stage at one point.",
+                ["tlop explain taulop/bcast binomial_bcast",
+                 "tlop explain taulop/allgather ring P=16 m=1KiB --mapping 'sequential(4)'"]),
+    "prove": ("Prove or refute an inequality between costs under the model's axioms (Z3), per instance "
+              "with --for.",
+              ["tlop prove taulop/allgather 'rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)' "
+               "--for P=4..64:x2",
+               "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
+    "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
+                ["tlop measure --np 4 --quick --out here.json"]),
+}
+
+
+def decorate(name: str, kwargs: dict) -> dict:
+    """The keyword arguments of ``add_parser`` with the description and the examples added."""
+    entry = HELP.get(name)
+    if entry is None:
+        return kwargs
+    description, examples = entry
+    out = dict(kwargs)
+    out.setdefault("description", description)
+    out.setdefault("epilog", "examples:\n" + "\n".join(f"  {e}" for e in examples))
+    out.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+    return out
