@@ -19,7 +19,7 @@ HELP = {
     "show": ("Print algorithms' costs in the papers' notation, simplified (or --raw), optionally proved "
              "equal to the original (--verify) or checked on a profile's tables.",
              ["tlop show taulop/bcast binomial_bcast", "tlop show taulop/allgather ring --mapping sequential",
-              "tlop show plogp/bcast --latex"]),
+              "tlop show plogp/bcast --latex", "tlop show taulop/bcast --source"]),
     "eval": ("Evaluate an algorithm at one point on a platform profile.",
              ["tlop eval taulop/bcast binomial_bcast P=16 m=1MiB",
               "tlop eval taulop/allgather ring P=32 m=64KiB --mapping 'sequential(8)' --json"]),
@@ -34,6 +34,9 @@ HELP = {
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
                  "one profile in detail (channels, table grids, scalars, provenance).",
                  ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
+    "new": ("Write a starter .tlop file (a closed-form algorithm, the same as a schedule, a where "
+            "condition) with the commands to try on it.",
+            ["tlop new mybcast"]),
     "demo": ("Price several stdlib algorithms side by side on the default profile.",
              ["tlop demo", "tlop demo -P 4 16 --unit us"]),
     "convert-taulop": ("Convert libtaulop parameter files (SHM.txt, TCP.txt, IB.txt, gamma.txt) into a "

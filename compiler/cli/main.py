@@ -182,6 +182,15 @@ def cmd_check(args) -> int:
 def cmd_show(args) -> int:
     from tlop.backends.notation import format_latex, format_text
 
+    if args.source or args.path:  # the module's text, or where it is (stdlib modules included)
+        from tlop.frontend.loader import resolve_path
+
+        path = resolve_path(args.file)
+        if args.path:
+            print(path)
+        else:
+            sys.stdout.write(path.read_text(encoding="utf-8"))
+        return 0
     m = _load(args.file)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
     if args.raw and args.profile:
@@ -646,6 +655,15 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+def cmd_new(args) -> int:
+    """``tlop new NAME``: a starter module with the commands to try on it."""
+    from tlop.cli.starter import write_starter
+
+    path = write_starter(args.name)
+    print(f"wrote {printable(str(path))}; try: tlop check {printable(str(path))}")
+    return 0
+
+
 DEMO = [
     ("taulop/bcast", "binomial_bcast", {"c": "shm"}),
     ("taulop/bcast", "linear_bcast", {"c": "shm"}),
@@ -735,7 +753,8 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "demo", "convert-taulop") + tuple(PACKAGE_COMMANDS)
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "demo", "convert-taulop") \
+    + tuple(PACKAGE_COMMANDS)
 
 
 def build_parser(chosen=None) -> argparse.ArgumentParser:
@@ -756,6 +775,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE")
     p.add_argument("algorithm", nargs="?", metavar="ALG")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.add_argument("--source", action="store_true", help="print the file's text (e.g. of a stdlib module)")
+    p.add_argument("--path", action="store_true", help="print where the file is (e.g. a stdlib module's path)")
     p.add_argument("--json", action="store_true", help="print each algorithm's signature, cost (text and LaTeX) "
                                                        "and notes as JSON")
     p.add_argument("--raw", action="store_true", help="print the expression as written, not simplified")
@@ -813,6 +834,10 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                         "model families and provenance")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_profiles)
+
+    p = sub.add_parser("new", help="write a starter .tlop file")
+    p.add_argument("name", metavar="NAME", help="the file to write: NAME.tlop (never overwritten)")
+    p.set_defaults(run=cmd_new)
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
     p.add_argument("-P", nargs="+", default=["2", "8", "32"], help="process counts (default: 2 8 32)")
