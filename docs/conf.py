@@ -14,3 +14,11 @@ html_static_path = ["_static"]
 html_theme = "alabaster"
 autodoc_member_order = "bysource"
 nitpicky = False
+
+
+def setup(app):
+    """Highlight ``.. code-block:: tlop`` with tlop's own Pygments lexer (also registered as the
+    ``pygments.lexers`` entry point ``tlop`` of the installed package)."""
+    from tlop.cli.lexer import TlopLexer
+
+    app.add_lexer("tlop", TlopLexer)
