@@ -32,6 +32,7 @@ class _Collect(ErrorListener):
     def __init__(self, source: Source, sink: DiagnosticSink):
         self.source = source
         self.sink = sink
+        self._muted_line = None  # after a reserved word: the rest of its line is recovery noise
 
     def syntaxError(self, recognizer, offendingSymbol, line, column, msg, e):  # noqa: N802 (ANTLR API)
         width = 1
@@ -42,6 +43,17 @@ class _Collect(ErrorListener):
         span = Span(self.source, line, column + 1, line, column + width)
         if text in RESERVED and _expects_name(recognizer):
             self.sink.error(f"'{text}' is a reserved word; choose another name", span)
+            self._muted_line = line
+            return
+        if line == self._muted_line:
+            return
+        prev = _previous_token(recognizer, offendingSymbol)
+        if text == "(" and prev is not None and prev.text in _SCHEDULE_WORDS:
+            # 'stage(P)': a reserved word called as a function
+            self.sink.error(f"'{prev.text}' is a reserved word (it starts a schedule: {_SCHEDULE_WORDS[prev.text]}); "
+                            f"a function or algorithm cannot be named '{prev.text}'",
+                            Span(self.source, prev.line, prev.column + 1, prev.line, prev.column + len(prev.text)))
+            self._muted_line = line
             return
         self.sink.error(_friendly(msg, text), span)
 
@@ -52,6 +64,22 @@ RESERVED = frozenset({
     "if", "then", "else", "sum", "max", "min", "or", "and", "not", "stages", "stage", "par", "seq", "send",
     "compute", "reduce", "config", "over", "where", "div", "xor", "int", "real", "bytes", "time", "cost",
     "bool"} - {"max", "min", "int", "real", "bytes", "time", "cost", "bool"})
+
+
+#: schedule words that start a construct, and how it is written
+_SCHEDULE_WORDS = {"stage": "'stage { … }'", "stages": "'stages k in lo .. hi { … }'",
+                   "par": "'par p in lo .. hi: …'", "seq": "'seq p in lo .. hi: …'",
+                   "send": "'send src -> dst : size'", "compute": "'compute rank : time'",
+                   "reduce": "'reduce rank : size'"}
+
+
+def _previous_token(recognizer, token):
+    """The token before ``token`` in the parser's stream (None when there is none)."""
+    try:
+        i = token.tokenIndex
+        return recognizer.getInputStream().get(i - 1) if i > 0 else None
+    except Exception:  # the lexer, or no stream: no opinion
+        return None
 
 
 def _expects_name(recognizer) -> bool:
