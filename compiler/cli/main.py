@@ -655,6 +655,13 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+def cmd_completion(args) -> int:
+    from tlop.cli.completion import completion_script
+
+    sys.stdout.write(completion_script(args.shell))
+    return 0
+
+
 def cmd_new(args) -> int:
     """``tlop new NAME``: a starter module with the commands to try on it."""
     from tlop.cli.starter import write_starter
@@ -753,7 +760,7 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "demo", "convert-taulop") \
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop") \
     + tuple(PACKAGE_COMMANDS)
 
 
@@ -838,6 +845,10 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p = sub.add_parser("new", help="write a starter .tlop file")
     p.add_argument("name", metavar="NAME", help="the file to write: NAME.tlop (never overwritten)")
     p.set_defaults(run=cmd_new)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
+    p.add_argument("shell", choices=("bash", "zsh"))
+    p.set_defaults(run=cmd_completion)
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
     p.add_argument("-P", nargs="+", default=["2", "8", "32"], help="process counts (default: 2 8 32)")
