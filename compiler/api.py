@@ -12,6 +12,7 @@ front end, numpy and the engines are imported when first needed.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Optional
 
@@ -98,9 +99,12 @@ class AlgorithmHandle:
         """The name of the algorithm's process mapping (``over map: mapping``), or None."""
         return self.ir.over
 
-    def evaluate(self, profile=None, *, mapping=None, **args: Any):
+    def evaluate(self, profile=None, *, mapping=None, invalid: str = "raise", **args: Any):
         """The cost in seconds with the reference interpreter.  Arguments may be numpy arrays
-        (broadcast together); the result is a float or an array.  An algorithm declared
+        (broadcast together); the result is a float or an array.  ``invalid="nan"`` gives NaN at
+        the points whose arguments binding refuses (NaN, a fraction for an ``int``, a violated
+        constraint or ``where`` condition) and the cost everywhere else, instead of an error for
+        the whole array (``"raise"``, the default).  An algorithm declared
         ``over`` a process mapping needs ``mapping`` (``tlop.sequential(8)``,
         ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
@@ -108,6 +112,10 @@ class AlgorithmHandle:
         oracle's sort (``Interpreter(…, schedules="sort")``)."""
         from tlop.backends.binding import as_mapping, bind_mapping
 
+        if invalid not in ("raise", "nan"):
+            raise TlopError(f"invalid={invalid!r}: expected 'raise' or 'nan'")
+        if invalid == "nan":
+            return self._evaluate_valid(profile, mapping, args)
         prof = as_profile(profile)
         mapping = as_mapping(mapping)
         env = bind_mapping(self.ir, self.bind(args), mapping)
@@ -124,6 +132,35 @@ class AlgorithmHandle:
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof, mapping, "count").eval(self.ir.body, env)
             return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+
+    def _evaluate_valid(self, profile, mapping, args):
+        """:meth:`evaluate` at the points binding accepts, NaN at the others."""
+        import numpy as np
+
+        from tlop.backends.binding import binder_for, broadcast_shape
+
+        arrays = {k: v for k, v in args.items() if not isinstance(v, str) and np.ndim(v)}
+        if not arrays:  # one point: its cost, or NaN when its arguments are refused
+            if not binder_for(self.module.program, self.ir).valid_mask(args):
+                return math.nan
+            return self.evaluate(profile, mapping=mapping, **args)
+        shape = broadcast_shape(self.name, arrays)
+        ok = np.broadcast_to(binder_for(self.module.program, self.ir).valid_mask(args), shape)
+        out = np.full(shape, np.nan)
+        if ok.any():
+            sub = {k: (np.broadcast_to(np.asarray(v, dtype=float), shape)[ok] if k in arrays else v)
+                   for k, v in args.items()}
+            out[ok] = self.evaluate(profile, mapping=mapping, **sub)
+        return out
+
+    def grid(self, profile=None, *, mapping=None, invalid: str = "nan", **axes: Any) -> "Grid":
+        """The cost over the outer product of ``axes`` (``P=[2, 4, 8], m=[1024, 65536]``; a
+        scalar or a string with a unit, ``m="1MiB"``, is one value): a :class:`tlop.grid.Grid`,
+        shown as an HTML table in Jupyter.  Points whose arguments binding refuses are NaN
+        (``invalid="raise"``: an error)."""
+        from tlop.grid import evaluate_grid
+
+        return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms

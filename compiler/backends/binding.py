@@ -211,6 +211,51 @@ class Binder:
             raise TlopError(problems)
         return env
 
+    # ------------------------------------------------------------------ invalid points
+    def valid_mask(self, args: Mapping[str, Any]):
+        """Where the numeric arguments ``args`` (floats or arrays, broadcast together) pass the
+        element-wise checks of :meth:`bind` — not NaN, integral for ``int``, the declared
+        constraint, the ``where`` condition: a bool array of the broadcast shape (a bool for
+        scalars).  Parameters left out take their defaults; anything else (unknown or missing
+        arguments, channels, strings) is :meth:`bind`'s to report."""
+        import numpy as np
+
+        env = {}
+        for p in self.params:
+            if p.name in args and not isinstance(args[p.name], str) and not p.kind.channel:
+                env[p.name] = np.asarray(args[p.name], dtype=float)
+            elif p.name not in args and p.sig.default is not None and not p.kind.channel:
+                env[p.name] = np.asarray(p.default)
+        shape = np.broadcast_shapes(*(v.shape for v in env.values())) if env else ()
+        ok = np.ones(shape, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            for p in self.params:
+                v = env.get(p.name)
+                if v is None:
+                    continue
+                good = ~np.isnan(v)
+                if p.kind.integer:
+                    good &= v == np.floor(v)
+                if p.op is not None:
+                    good &= getattr(np, _NP_OPS[p.op])(v, p.bound)
+                ok &= np.broadcast_to(good, shape)
+        if self.requires is not None and ok.any() and all(p.name in env or p.kind.channel for p in self.params):
+            full = {k: np.broadcast_to(v, shape) for k, v in env.items()}
+            sub = {k: v[ok] for k, v in full.items()}
+            for p in self.params:
+                if p.kind.channel:
+                    c = args.get(p.name, p.default if p.sig.default is not None else None)
+                    if isinstance(c, str):
+                        chans = self.program.channels if self.program is not None else ()
+                        c = chans.index(c) if c in chans else None
+                    if c is None:
+                        return bool(ok) if ok.ndim == 0 else ok  # bind() reports the channel
+                    sub[p.name] = float(c)
+            where = np.zeros(shape, dtype=bool)
+            where[ok] = np.broadcast_to(self.requires_mask(sub), (int(ok.sum()),))
+            ok &= where
+        return bool(ok) if ok.ndim == 0 else ok
+
     # ------------------------------------------------------------------ where COND
     def requires_mask(self, env: Mapping[str, Any]):
         """Where the algorithm's ``where`` condition holds for the bound arguments ``env``
