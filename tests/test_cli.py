@@ -44,6 +44,18 @@ def test_golden_output(name, capsys, update_golden):
     assert out == path.read_text()
 
 
+@pytest.mark.parametrize("name", sorted(n for n, argv in CASES.items() if "--engine" in argv))
+def test_golden_output_with_the_default_engine(name, capsys):
+    """The same goldens without ``--engine interp``: the default path (the JIT for grids) prints
+    the same numbers (to the 4 significant digits shown)."""
+    argv = list(CASES[name])
+    i = argv.index("--engine")
+    del argv[i:i + 2]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.replace("(jit)", "(interp)")
+    assert out == (GOLDEN / f"{name}.txt").read_text()
+
+
 def test_sweep_csv_round_trips(capsys):
     assert main(["sweep", "taulop/bcast", "binomial_bcast", "P=2..16:x2", "m=1KiB,64KiB", "--csv", "-",
                  "--engine", "interp"]) == 0
