@@ -33,7 +33,8 @@ CODES = (
     ("E022", "schedule (send, stage, model meaning)", r"^send |\bschedule\b|\bstage\b"),
     ("E009", "wrong arguments in a call", r"^missing argument|takes \d+ arguments?|positional"),
     ("E005", "type or dimension mismatch",
-     r"^cannot (add|subtract|compare|take|multiply|divide)|must be|needs|found |different types|indexed by"),
+     r"^cannot (add|subtract|compare|take|multiply|divide)|must be|needs|found |different types|indexed by|"
+     r"cannot read the platform"),
     ("E040", "evaluation produced no finite number", r"\bNaN\b|not finite|overflow|infinite"),
     ("E099", "other error", r""),
 )

@@ -203,6 +203,7 @@ def test_prove_json(capsys):
     assert [(i["instance"], i["status"]) for i in out["instances"]] == [({"P": 2}, "proved"), ({"P": 3}, "refuted")]
     assert out["proved"] == 1 and out["total"] == 2
     assert "T^shm(m = " in out["instances"][1]["detail"]  # the solver's table values, with units
+    assert re.match(r"counterexample: m = [0-9.e+-]+ B\n", out["instances"][1]["detail"])  # m is bytes
 
 
 def test_explain_json(capsys):
@@ -271,3 +272,18 @@ def test_prove_unknown_names_the_timeout(capsys, monkeypatch):
     assert main(["prove", "taulop/bcast", "binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)",
                  "--timeout", "7"]) == 1
     assert "within 7 s per check" in capsys.readouterr().out
+
+
+def test_explain_derivation_json(tmp_path, capsys):
+    f = tmp_path / "ex.tlop"
+    f.write_text('model taulop\nimport "taulop/platform"\n'
+                 "algorithm f(m: bytes) = T[shm](m) + T[shm](m) + 0 * T[shm](m)\n")
+    out = run_json(["explain", str(f), "f"], capsys)
+    assert out["algorithm"] == "f" and [s["rule"] for s in out["steps"]][:2] == ["gather-twice", "mul-zero"]
+    assert out["steps"][0] == {"rule": "gather-twice", "kind": out["steps"][0]["kind"], "axioms": [],
+                               "before": "T^shm(m) + T^shm(m)", "after": "2·T^shm(m)"}
+    assert out["result"]["text"] == "2·T^shm(m)"
+    assert out["terms"]["after"] < out["terms"]["before"]
+    # an algorithm with a schedule: --json alone still asks for a point
+    assert main(["explain", "taulop/allgather", "ring", "--json"]) == 1
+    assert "no schedule" not in capsys.readouterr().out

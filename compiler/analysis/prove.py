@@ -56,8 +56,11 @@ class Counterexample:
         came from an abstraction)."""
         return self.checked is not None and self.checked.fails is False
 
-    def render(self) -> str:
-        parts = [f"{k} = {_fmt(v)}" for k, v in sorted(self.values.items())]
+    def render(self, types: Optional[dict] = None) -> str:
+        """The counterexample as text; ``types`` (variable -> type name) adds units to the
+        variables' values (``m = 1024 B``, ``t = 2e-06 s``)."""
+        types = types or {}
+        parts = [f"{k} = {_fmt_typed(v, types.get(k))}" for k, v in sorted(self.values.items())]
         out = "counterexample: " + (", ".join(parts) if parts else "(no variables)")
         c = self.checked
         if c is not None and c.fails is not None:
@@ -78,6 +81,14 @@ class Counterexample:
 
 def _close(a, b) -> bool:
     return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _fmt_typed(v, ty):
+    if isinstance(v, (int, float)) and ty == "bytes":
+        return f"{float(v):.10g} B"
+    if isinstance(v, (int, float)) and ty in ("time", "cost"):
+        return f"{float(v):.10g} s"
+    return _fmt(v)
 
 
 def _fmt(v):

@@ -152,6 +152,11 @@ def run_explain(args, load) -> int:
     """The derivation of the simplified cost (symbolic); with point arguments, the stages of a
     schedule at that point (:func:`run_explain_stages`)."""
     staged = [o for o in _STAGE_OPTIONS if getattr(args, o, None)]
+    if staged == ["json"] and not getattr(args, "assignments", None):
+        # --json alone: the derivation as JSON (an algorithm with a schedule needs a point)
+        module = load(args.file)
+        if not ir.has_schedule(_algorithm(module.program, args.algorithm).body):
+            return _run_derivation(args, load, as_json=True)
     if getattr(args, "assignments", None) or staged:
         return run_explain_stages(args, load)
     return _run_derivation(args, load)
@@ -212,7 +217,7 @@ def run_explain_stages(args, load) -> int:
     return 0
 
 
-def _run_derivation(args, load) -> int:
+def _run_derivation(args, load, as_json: bool = False) -> int:
     from tlop.analysis.explain import derivation_lines
     from tlop.analysis.simplify import DEFAULT_FAMILIES, PassManager, context_for
     module = load(args.file)
@@ -233,6 +238,8 @@ def _run_derivation(args, load) -> int:
         print(f"   {expr!r}")
 
     res = PassManager(ctx, dump=dump, dump_after=args.dump_after).run(alg.body)
+    if as_json:
+        return _derivation_json(res, program, alg)
     if args.time_passes:
         for rec in res.passes:
             print(f"-- pass {rec.name:8} {rec.seconds * 1000:8.2f} ms  terms {rec.nodes_before} → "
@@ -240,6 +247,25 @@ def _run_derivation(args, load) -> int:
     print(f"{alg.name}:")
     for line in derivation_lines(res, program, latex=args.latex):
         print(line)
+    return 0
+
+
+def _derivation_json(res, program, alg) -> int:
+    from tlop.analysis.rules.catalogue import rules_by_name
+    from tlop.backends.notation import format_latex, format_text
+    from tlop.cli.jsonout import emit
+
+    rules = rules_by_name()
+    used = sorted({a for s in res.steps for a in (rules[s.rule].axioms if s.rule in rules else ())})
+    emit({"algorithm": alg.name,
+          "original": {"text": format_text(res.original, program), "latex": format_latex(res.original, program)},
+          "steps": [{"rule": s.rule, "kind": rules[s.rule].kind if s.rule in rules else None,
+                     "axioms": list(rules[s.rule].axioms) if s.rule in rules else [],
+                     "before": format_text(s.before, program), "after": format_text(s.after, program)}
+                    for s in res.steps],
+          "result": {"text": format_text(res.expr, program), "latex": format_latex(res.expr, program)},
+          "assumptions": used, "table_assumptions": table_assumptions(used),
+          "terms": {"before": ir.node_count(res.original), "after": ir.node_count(res.expr)}})
     return 0
 
 
@@ -341,7 +367,7 @@ def run_prove(args, load) -> int:
         progress.start(i, label)
         o = attempt(point)
         progress.done()
-        status, lines = _outcome_lines(o, label, point, ints, attempt, timeout)
+        status, lines = _outcome_lines(o, label, point, ints, attempt, timeout, types)
         failed += status != "proved"
         if as_json:
             results.append({"claim": args.claim, "instance": {k: number_json(v) for k, v in point.items()},
@@ -359,7 +385,7 @@ def run_prove(args, load) -> int:
     return 1 if failed else 0
 
 
-def _outcome_lines(o, label, point, ints, attempt, timeout):
+def _outcome_lines(o, label, point, ints, attempt, timeout, types=None):
     """``(status, lines)`` of one instance: proved, refuted (with the counterexample), unknown
     (a spurious counterexample, or Z3 undecided within the timeout)."""
     if o.ok:
@@ -380,7 +406,7 @@ def _outcome_lines(o, label, point, ints, attempt, timeout):
             return "unknown", [f"unknown: {label}",
                                f"  the solver's counterexample at {at or 'no variables'} is spurious: evaluated there, "
                                f"lhs = {cex.checked.lhs:.10g} and rhs = {cex.checked.rhs:.10g}, and the claim holds"]
-        return "refuted", [f"refuted: {label}"] + ([cex.render()] if cex is not None else [])
+        return "refuted", [f"refuted: {label}"] + ([cex.render(types)] if cex is not None else [])
     return "unknown", [f"unknown: Z3 could not decide {label} within {timeout:g} s per check (counted as a failure; "
                        f"--timeout gives it longer)"]
 
