@@ -15,7 +15,6 @@ import argparse
 import csv
 import io
 import itertools
-import json
 import math
 import os
 import sys
@@ -936,8 +935,12 @@ def _version() -> str:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """Warnings (e.g. a table lookup outside the measured grid) as one line, no source dump."""
-    print(f"tlop: warning: {message}", file=sys.stderr)
+    """Warnings (e.g. a table lookup outside the measured grid) as one line, no source dump
+    (in colour on a terminal)."""
+    from tlop.cli.colour import colour_diagnostics, wants_colour
+
+    text = f"tlop: warning: {message}"
+    print(colour_diagnostics(text) if wants_colour(sys.stderr) else text, file=sys.stderr)
 
 
 def _print_error(err: TlopError) -> None:
