@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import itertools
 import json
 import math
@@ -26,7 +25,6 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.runtime.text import printable
 from tlop.runtime.units import format_size, format_time
-from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
 
 __all__ = ["main"]
 
@@ -337,19 +335,15 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def _grid(raw: dict, ptypes: dict, program):
-    """Parameter names, their values, and the grid as columns (one array per parameter)."""
-    import numpy as np
+def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
+    """The grid of the ``NAME=RANGE`` arguments (:class:`tlop.cli.grid.Grid`), its size
+    checked against ``--max-points`` before any point is generated."""
+    from tlop.cli.grid import DEFAULT_MAX_POINTS, Grid
+    from tlop.cli.ranges import parse_axis
 
-    axes = {k: _parse_range(k, v, ptypes[k], program) for k, v in raw.items()}
-    names = list(axes)
-    points = math.prod(len(v) for v in axes.values())
-    if points > MAX_SWEEP_POINTS:
-        raise TlopError(f"the grid has {points:,} points; at most {MAX_SWEEP_POINTS:,} "
-                        f"(use the Python API's batch evaluation for more)")
-    grid = list(itertools.product(*(axes[k] for k in names)))
-    columns = {k: np.array([g[i] for g in grid], dtype=float) for i, k in enumerate(names)}
-    return names, axes, grid, columns
+    limit = DEFAULT_MAX_POINTS if max_points is None else max_points
+    axes = {k: parse_axis(k, v, ptypes[k], program, limit) for k, v in raw.items()}
+    return Grid(axes, limit)
 
 
 def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
@@ -370,6 +364,26 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
     return values
 
 
+def _label(ptypes: dict, program):
+    def label(k, v):
+        if ptypes[k] == "channel":
+            return program.channels[int(v)]
+        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+    return label
+
+
+def _csv_cells(names, ptypes, label, columns, j) -> list:
+    return [label(k, columns[k][j]) if ptypes[k] == "channel" else _csv_number(columns[k][j]) for k in names]
+
+
+def _matrix_chunk(grid, rk, ck) -> int:
+    """Points per chunk for a two-parameter table: whole rows of it (the grid is row-major)."""
+    from tlop.cli.grid import CHUNK_POINTS
+
+    cols = len(grid.axes[ck])
+    return cols * max(1, CHUNK_POINTS // cols)
+
+
 def cmd_sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
@@ -379,20 +393,22 @@ def cmd_sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
-    names, axes, grid, columns = _grid(raw, ptypes, m.program)
+    grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
+    names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
     engine, run = _engine(args, h, prof)
-    values = _evaluate_columns(run, h, columns, ptypes)
+    label = _label(ptypes, m.program)
 
-    def label(k, v):
-        if ptypes[k] == "channel":
-            return m.program.channels[int(v)]
-        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+    def chunks(size=None):
+        from tlop.cli.grid import CHUNK_POINTS
+
+        for start, columns in grid.chunks(size or CHUNK_POINTS):
+            yield columns, _evaluate_columns(run, h, columns, ptypes)
 
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
-                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
-                    + [repr(float(val))] for g, val in zip(grid, values)))
+                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
+                     for j, val in enumerate(values)] for columns, values in chunks()))
         return 0
     print(f"{h.name} on {prof.name} ({engine}), seconds")
     if len(swept) == 2:
@@ -400,14 +416,18 @@ def cmd_sweep(args) -> int:
         fixed = {k: axes[k][0] for k in names if k not in swept}
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        rows = [[label(rk, r)] + [f"{table[(r, c)]:.4e}" for c in axes[ck]] for r in axes[rk]]
-        _print_table(header, rows)
+        cols = len(axes[ck])
+
+        def rows():
+            for columns, values in chunks(_matrix_chunk(grid, rk, ck)):
+                yield [[label(rk, columns[rk][i])] + [f"{v:.4e}" for v in values[i:i + cols]]
+                       for i in range(0, len(values), cols)]
+        _print_table_chunks(header, rows)
     else:
         header = names + ["seconds"]
-        rows = [[label(k, v) for k, v in zip(names, g)] + [f"{val:.6e}"] for g, val in zip(grid, values)]
-        _print_table(header, rows)
+        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [f"{val:.6e}"]
+                                              for j, val in enumerate(values)] for columns, values in chunks()))
     return 0
 
 
@@ -443,78 +463,131 @@ def cmd_best(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
-    names_, axes, grid, columns = _grid(raw, ptypes, m.program)
-    costs = np.full((len(candidates), len(grid)), np.inf)
-    engine = "interp"
-    for i, h in enumerate(candidates):
-        own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
-        ok = constraint_mask(h.ir, own)
-        if not ok.any():
-            continue
-        engine, run = _engine(args, h, prof)
-        costs[i, ok] = _evaluate_columns(run, h, {k: v[ok] for k, v in own.items()}, ptypes)
-    costs[np.isnan(costs)] = np.inf
-    best = np.argmin(costs, axis=0)
-    best_cost = costs[best, np.arange(len(grid))]
-    second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
+    grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
+    names_, axes = grid.names, grid.axes
+    runs: dict = {}    # candidate index -> (engine, run), compiled at its first admissible point
+    used = [-1]        # the last candidate priced at some point (its engine is the one shown)
 
-    def label(k, v):
-        if ptypes[k] == "channel":
-            return m.program.channels[int(v)]
-        return format_size(v) if ptypes[k] == "bytes" else f"{v:g}"
+    def chunks(size=None):
+        """(columns, best, best_cost, second, costs) for each chunk of the grid."""
+        from tlop.cli.grid import CHUNK_POINTS
 
-    def winner(j):
+        for start, columns in grid.chunks(size or CHUNK_POINTS):
+            n = len(next(iter(columns.values()))) if columns else 1
+            costs = np.full((len(candidates), n), np.inf)
+            for i, h in enumerate(candidates):
+                own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
+                ok = np.broadcast_to(constraint_mask(h.ir, own), (n,))
+                if not ok.any():
+                    continue
+                if i not in runs:
+                    runs[i] = _engine(args, h, prof)
+                used[0] = max(used[0], i)
+                costs[i, ok] = _evaluate_columns(runs[i][1], h, {k: v[ok] for k, v in own.items()}, ptypes)
+            costs[np.isnan(costs)] = np.inf
+            best = np.argmin(costs, axis=0)
+            best_cost = costs[best, np.arange(n)]
+            second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
+            yield columns, best, best_cost, second, costs
+
+    label = _label(ptypes, m.program)
+
+    def winner(best, best_cost, j):
         return candidates[best[j]].name if np.isfinite(best_cost[j]) else "-"
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + [h.name for h in candidates],
-                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
-                    + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
-                    for j, g in enumerate(grid)))
+                   ([_csv_cells(names_, ptypes, label, columns, j)
+                     + [winner(best, best_cost, j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
+                     for j in range(len(best))] for columns, best, best_cost, second, costs in chunks()))
         return 0
-    print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
-    if skipped:
-        print("  not priced: " + "; ".join(skipped))
+
+    def preamble():
+        engine = runs[used[0]][0] if used[0] >= 0 else "interp"
+        print(f"cheapest of {len(candidates)} algorithms of {args.file} on {prof.name} ({engine})")
+        if skipped:
+            print("  not priced: " + "; ".join(skipped))
+
     swept = [k for k, v in axes.items() if len(v) > 1]
     if len(swept) == 2:
         rk, ck = swept
         fixed = {k: axes[k][0] for k in names_ if k not in swept}
-        if fixed:
-            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        rows = [[label(rk, r)] + [winner(cell[(r, c)]) for c in axes[ck]] for r in axes[rk]]
-        _print_table(header, rows)
+        cols = len(axes[ck])
+
+        def preamble2():
+            preamble()
+            if fixed:
+                print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+
+        def rows():
+            for columns, best, best_cost, _, _ in chunks(_matrix_chunk(grid, rk, ck)):
+                yield [[label(rk, columns[rk][i])] + [winner(best, best_cost, j) for j in range(i, i + cols)]
+                       for i in range(0, len(best), cols)]
+        _print_table_chunks(header, rows, preamble2)
     else:
         header = names_ + ["best", "seconds", "next best ×"]
-        rows = [[label(k, v) for k, v in zip(names_, g)]
-                + [winner(j), f"{best_cost[j]:.4e}",
-                   f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
-                for j, g in enumerate(grid)]
-        _print_table(header, rows)
+
+        def rows():
+            for columns, best, best_cost, second, _ in chunks():
+                yield [[label(k, columns[k][j]) for k in names_]
+                       + [winner(best, best_cost, j), f"{best_cost[j]:.4e}",
+                          f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                       for j in range(len(best))]
+        _print_table_chunks(header, rows, preamble)
     return 0
 
 
-def _write_csv(target: str, header: list, rows) -> None:
-    """Write rows as CSV to the file ``target`` (atomically: a temporary file, then a rename),
-    or to standard output for ``-``."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
+def _write_csv(target: str, header: list, chunks) -> None:
+    """Write rows (an iterable of lists of rows, one list a chunk) as CSV to the file ``target``
+    (atomically: a temporary file written chunk by chunk, then a rename), or to standard output
+    for ``-``.  Memory holds one chunk's rows at a time."""
     n = 0
-    for row in rows:
-        w.writerow(row)
-        n += 1
+
+    def write(f):
+        nonlocal n
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for rows in chunks:
+            w.writerows(rows)
+            n += len(rows)
+
     if target == "-":
-        sys.stdout.write(buf.getvalue())
+        write(sys.stdout)
         return
-    from tlop.runtime.atomic import write_text_atomic
+    from tlop.runtime.atomic import open_text_atomic
 
     try:  # all or nothing: a failure leaves the previous file as it was
-        write_text_atomic(target, buf.getvalue())
+        with open_text_atomic(target) as f:
+            write(f)
     except OSError as err:
         raise TlopError(f"{printable(target)}: cannot write the CSV: {err.strerror or err}") from None
     print(f"wrote {n} rows to {printable(target)}")
+
+
+def _print_table_chunks(header, chunks, preamble=None) -> None:
+    """Print an aligned table whose rows come from ``chunks()`` (a fresh iterator of lists of
+    rows at each call).  A table of one chunk is kept and printed; a longer one is produced
+    twice — once to measure the columns, once to print — so memory holds one chunk."""
+    it = chunks()
+    first = next(it, [])
+    second = next(it, None)
+    if second is None:
+        if preamble:
+            preamble()
+        _print_table(header, first)
+        return
+    widths = [len(str(h)) for h in header]
+    for rows in itertools.chain([first, second], it):
+        for r in rows:
+            for i, c in enumerate(r):
+                if len(c) > widths[i]:
+                    widths[i] = len(c)
+    if preamble:
+        preamble()
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    for rows in chunks():
+        sys.stdout.write("".join("  ".join(str(c).rjust(w) for c, w in zip(r, widths)) + "\n" for r in rows))
 
 
 def _csv_number(v) -> str:
@@ -646,6 +719,22 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "demo", "convert-taulop") + tuple(PACKAGE_COMMANDS)
 
 
+def _positive_count(text: str) -> int:
+    try:
+        n = int(float(text)) if text.strip().lower() not in ("inf", "nan") else 0
+    except (ValueError, OverflowError):
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of points, not '{printable(text)}'")
+    return n
+
+
+def _add_max_points(p) -> None:
+    p.add_argument("--max-points", type=_positive_count, metavar="N",
+                   help="evaluate grids of up to N points (default 10,000,000); any grid is evaluated and "
+                        "written in chunks, in bounded memory")
+
+
 def build_parser(chosen=None) -> argparse.ArgumentParser:
     """The argument parser; with ``chosen`` (a name of :data:`COMMANDS`) only that
     subcommand's parser is built (start-up: the others may import heavy modules)."""
@@ -691,6 +780,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("assignments", nargs="*", metavar="NAME=RANGE",
                    help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 Q=8 or c=shm,net")
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
+    _add_max_points(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
 
@@ -701,6 +791,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                    help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
                         "FILE itself declares")
     p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
+    _add_max_points(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
 
