@@ -60,7 +60,9 @@ def parse_axis(name: str, text: str, ptype: str, program, limit: int = MAX_SWEEP
             raise TlopError(f"{name}={text}: the step must be positive and finite")
         span = (hi - lo) / inc  # may overflow to inf (1e300 / 1e-300): counted before converting
         if not span < limit:
-            raise TlopError(f"{name}={text}: {'over 1e308' if math.isinf(span) else f'{span:.3g}'} points; "
+            count = ("over 1e308" if math.isinf(span) else f"{int(math.floor(span + 1e-9)) + 1:,}"
+                     if span < 1e15 else f"{span:.3g}")
+            raise TlopError(f"{name}={text}: {count} points; "
                             f"at most {limit:,}")
         n = int(math.floor(span + 1e-9)) + 1
         if n > limit:
