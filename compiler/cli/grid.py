@@ -25,7 +25,7 @@ from tlop.runtime.diagnostics import TlopError
 __all__ = ["Axis", "Grid", "CHUNK_POINTS", "DEFAULT_MAX_POINTS"]
 
 #: points evaluated and written at a time (a few MB of columns and formatted rows)
-CHUNK_POINTS = 1 << 16
+CHUNK_POINTS = 1 << 14
 
 #: the largest grid evaluated unless ``--max-points`` says otherwise (about a minute of work)
 DEFAULT_MAX_POINTS = 10_000_000
