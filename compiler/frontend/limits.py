@@ -12,10 +12,15 @@ import sys
 
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["deep", "RECURSION_LIMIT"]
+__all__ = ["deep", "RECURSION_LIMIT", "MAX_CHAIN_TERMS"]
 
 #: about 12 frames per level of parentheses in the ANTLR parser, 3 per operator elsewhere
 RECURSION_LIMIT = 30000
+
+#: the most operands of one flat chain of a binary operator (``a + b + … ``): the chain becomes a
+#: left-nested tree, one level an operand, that every later pass (elaboration, the JIT) walks
+#: recursively; 5,000 is well within what all of them handle
+MAX_CHAIN_TERMS = 5000
 
 
 @contextlib.contextmanager
