@@ -20,7 +20,7 @@ from tlop import ir
 from tlop.backends.binding import bind_arguments
 from tlop.backends.dataflow import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.runtime.diagnostics import TlopError
-from tlop.frontend.limits import deep
+from tlop.frontend.limits import deep, gc_paused
 from tlop.frontend.loader import resolve_path
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
@@ -252,7 +252,7 @@ def load(name_or_path: str | Path) -> Module:
     from tlop.frontend import checked_cache
 
     path = resolve_path(str(name_or_path))
-    with deep():
+    with deep(), gc_paused():
         hit = checked_cache.get(path)
         if hit is not None:
             return Module(path, None, program=hit.program, root_algorithms=hit.root_algorithms)
@@ -271,5 +271,5 @@ def loads(text: str, name: str = "<string>.tlop", base: str | Path = ".") -> Mod
     from tlop.frontend.loader import load_tree
 
     path = (Path(base) / name).resolve()
-    with deep():
+    with deep(), gc_paused():
         return Module(path, elaborate(load_tree(path, text)))

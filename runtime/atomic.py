@@ -13,12 +13,13 @@ than by raising the ``OSError``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 from typing import Union
 
-__all__ = ["write_text_atomic"]
+__all__ = ["write_text_atomic", "open_text_atomic"]
 
 
 def _mode_for(path: Path) -> int:
@@ -28,6 +29,31 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def open_text_atomic(path: Union[str, os.PathLike], encoding: str = "utf-8"):
+    """A text file to write in pieces (``with open_text_atomic(p) as f: f.write(...)``) that
+    replaces ``path`` only when the block ends without an exception; otherwise the previous
+    file is left as it was and the temporary file is removed."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    mode = _mode_for(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def write_text_atomic(path: Union[str, os.PathLike], text: str, encoding: str = "utf-8") -> Path:

@@ -17,7 +17,7 @@ CODES = (
     ("E002", "a reserved word used as a name", r"is a reserved word"),
     ("E010", "an argument violates a parameter's constraint or the algorithm's where condition",
      r"violates the constraint|violate its condition"),
-    ("E001", "syntax error", r"^(unexpected|expected |extraneous|no viable|mismatched|token recognition|"
+    ("E001", "syntax error", r"^(unexpected|expected |extraneous|no viable|mismatched|token recognition|\d[\d,]* terms joined|"
                              r"missing '|unterminated|invalid character|number too large)"),
     ("E007", "import or file not found, import cycle",
      r"^(cannot find imported|import cycle|cannot import|no such file or stdlib module|cannot read )"),

@@ -21,7 +21,10 @@ from typing import Optional
 
 from tlop.runtime.text import printable
 
-__all__ = ["Source", "Span", "Diagnostic", "TlopError", "DiagnosticSink"]
+__all__ = ["Source", "Span", "Diagnostic", "TlopError", "DiagnosticSink", "MAX_SHOWN"]
+
+#: the most diagnostics one error prints (a file with thousands of errors shows the first ones)
+MAX_SHOWN = 20
 
 #: characters a message may use for its layout; every other control character is escaped
 _LAYOUT = "\n\t"
@@ -142,7 +145,13 @@ class TlopError(Exception):
         return self.diagnostics[0].span if self.diagnostics else None
 
     def render(self) -> str:
-        return "\n".join(d.render() for d in self.diagnostics)
+        """The first :data:`MAX_SHOWN` diagnostics, then how many more there are (all of them
+        stay in :attr:`diagnostics`)."""
+        shown = [d.render() for d in self.diagnostics[:MAX_SHOWN]]
+        more = len(self.diagnostics) - MAX_SHOWN
+        if more > 0:
+            shown.append(f"…and {more:,} more error{'s' if more > 1 else ''}")
+        return "\n".join(shown)
 
     def __str__(self) -> str:
         return self.render()

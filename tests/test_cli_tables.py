@@ -9,11 +9,15 @@ from tlop.cli.main import main
 from tlop.cli.ranges import MAX_UNSTEPPED_SIZES, parse_range
 
 
-def test_a_size_range_without_a_step_is_refused_when_it_would_step_by_bytes(capsys):
-    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "S=1..4KiB"]) == 1
-    assert capsys.readouterr().err == ("tlop: error: S=1..4KiB: a size range without a step goes up by 1 B, "
-                                       "4,096 points; give a step, e.g. S=1..4KiB:x2 (doubling) or "
-                                       "S=1..4KiB:+1KiB\n")
+def test_a_size_range_without_a_step_is_not_silent(capsys):
+    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "S=1..4KiB", "--csv", "-"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == ("tlop: warning: S=1..4KiB: a size range without a step goes up by 1 B, 4,096 points; "
+                       "give a step if that is not what you meant, e.g. S=1..4KiB:x2 (doubling) or "
+                       "S=1..4KiB:+1KiB\n")
+    assert cap.out.count("\n") == 4097
+    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "S=1..4KiB:+1", "--csv", "-"]) == 0
+    assert capsys.readouterr().err == ""  # an explicit step says it is meant
     assert len(parse_range("S", "1..4KiB:x2", "bytes", None)) == 13
     assert len(parse_range("S", f"1..{MAX_UNSTEPPED_SIZES}", "bytes", None)) == MAX_UNSTEPPED_SIZES
     assert len(parse_range("P", "1..1000", "int", None)) == 1000  # counts step by one as written

@@ -15,7 +15,7 @@ import sys
 
 from tlop.runtime.codes import code_of
 
-__all__ = ["emit", "diagnostic_json", "diagnostics_json"]
+__all__ = ["emit", "emit_stream", "diagnostic_json", "diagnostics_json"]
 
 
 def _clean(obj):
@@ -54,3 +54,27 @@ def diagnostic_json(d) -> dict:
 
 def diagnostics_json(err) -> list:
     return [diagnostic_json(d) for d in err.diagnostics]
+
+
+def emit_stream(head: dict, key: str, items, tail=None, file=None) -> None:
+    """Print one JSON document ``{**head, key: [items…], **tail}`` writing the items as they come
+    (a grid of any size in bounded memory); ``tail`` may be a callable, called after the items
+    (for what is known only then).  The same layout as :func:`emit`, one item a line."""
+    out = file or sys.stdout
+
+    def value(v) -> str:
+        return json.dumps(_clean(v), indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n  ")
+
+    out.write("{\n")
+    for k, v in head.items():
+        out.write(f"  {json.dumps(str(k), ensure_ascii=False)}: {value(v)},\n")
+    out.write(f"  {json.dumps(key)}: [")
+    first = True
+    for item in items:
+        out.write(("\n" if first else ",\n") + "    "
+                  + json.dumps(_clean(item), ensure_ascii=False, allow_nan=False))
+        first = False
+    out.write("]" if first else "\n  ]")
+    for k, v in ((tail() if callable(tail) else tail) or {}).items():
+        out.write(f",\n  {json.dumps(str(k), ensure_ascii=False)}: {value(v)}")
+    out.write("\n}\n")

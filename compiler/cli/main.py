@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import itertools
 import math
 import os
@@ -25,10 +24,9 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.runtime.text import printable
 from tlop.runtime.units import format_size
-from tlop.cli.ranges import MAX_SWEEP_POINTS, parse_range as _parse_range
 from tlop.cli import format as fmt
 from tlop.cli.jsonout import emit as _emit_json
-from tlop.cli.table import fitting_matrix, print_table
+from tlop.cli.table import LONG_TABLE, matrix_layout, print_table
 
 __all__ = ["main"]
 
@@ -383,19 +381,15 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def _grid(raw: dict, ptypes: dict, program):
-    """Parameter names, their values, and the grid as columns (one array per parameter)."""
-    import numpy as np
+def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
+    """The grid of the ``NAME=RANGE`` arguments (:class:`tlop.cli.grid.Grid`), its size
+    checked against ``--max-points`` before any point is generated."""
+    from tlop.cli.grid import DEFAULT_MAX_POINTS, Grid
+    from tlop.cli.ranges import parse_axis
 
-    axes = {k: _parse_range(k, v, ptypes[k], program) for k, v in raw.items()}
-    names = list(axes)
-    points = math.prod(len(v) for v in axes.values())
-    if points > MAX_SWEEP_POINTS:
-        raise TlopError(f"the grid has {points:,} points; at most {MAX_SWEEP_POINTS:,} "
-                        f"(use the Python API's batch evaluation for more)")
-    grid = list(itertools.product(*(axes[k] for k in names)))
-    columns = {k: np.array([g[i] for g in grid], dtype=float) for i, k in enumerate(names)}
-    return names, axes, grid, columns
+    limit = DEFAULT_MAX_POINTS if max_points is None else max_points
+    axes = {k: parse_axis(k, v, ptypes[k], program, limit) for k, v in raw.items()}
+    return Grid(axes, limit)
 
 
 def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
@@ -416,6 +410,48 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
     return values
 
 
+def _label(ptypes: dict, program, args=None):
+    def label(k, v):
+        return fmt.param_text(ptypes[k], v, program.channels, args)
+    return label
+
+
+def _csv_cells(names, ptypes, label, columns, j) -> list:
+    return [label(k, columns[k][j]) if ptypes[k] == "channel" else _csv_number(columns[k][j]) for k in names]
+
+
+def _json_point(names, ptypes, program, columns, j) -> dict:
+    return {k: fmt.param_json(ptypes[k], columns[k][j], program.channels) for k in names}
+
+
+def _matrix_chunk(grid, rk, ck) -> int:
+    """Points per chunk for a two-parameter table: whole rows of it (the grid is row-major)."""
+    from tlop.cli.grid import CHUNK_POINTS
+
+    cols = len(grid.axes[ck])
+    return cols * max(1, CHUNK_POINTS // cols)
+
+
+def _cost_width(args) -> int:
+    """The width of a printed time, for fitting a matrix before evaluating it (``677.3 µs``;
+    a forced unit can print more digits)."""
+    return 8 if getattr(args, "unit", "auto") in (None, "auto") else 10
+
+
+def _transposed(grid, rk, ck, label, cells, chunks):
+    """(header, rows) of a two-parameter grid with ``ck`` down and ``rk`` across (a grid
+    :func:`tlop.cli.table.matrix_layout` allows to be held); ``cells(result, i)`` is the text of
+    point ``i`` of a chunk's ``result``."""
+    table = {}
+    for result in chunks():
+        columns = result[0]
+        for i in range(len(columns[rk])):
+            table[(float(columns[rk][i]), float(columns[ck][i]))] = cells(result, i)
+    header = [f"{ck} \\ {rk}"] + [label(rk, r) for r in grid.axes[rk]]
+    rows = [[label(ck, c)] + [table[(float(r), float(c))] for r in grid.axes[rk]] for c in grid.axes[ck]]
+    return header, rows
+
+
 def cmd_sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
@@ -425,47 +461,63 @@ def cmd_sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
-    names, axes, grid, columns = _grid(raw, ptypes, m.program)
+    grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
+    names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
     engine, run = _engine(args, h, prof)
-    values = _evaluate_columns(run, h, columns, ptypes)
+    label = _label(ptypes, m.program, args)
 
-    def label(k, v):
-        return fmt.param_text(ptypes[k], v, m.program.channels, args)
+    def chunks(size=None):
+        from tlop.cli.grid import CHUNK_POINTS
+
+        for start, columns in grid.chunks(size or CHUNK_POINTS):
+            yield columns, _evaluate_columns(run, h, columns, ptypes)
 
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
-                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names, g)]
-                    + [repr(float(val))] for g, val in zip(grid, values)))
+                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
+                     for j, val in enumerate(values)] for columns, values in chunks()))
         return 0
     if args.json:
-        _emit_json({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
-                    "parameters": names,
-                    "points": [{**{k: fmt.param_json(ptypes[k], v, m.program.channels) for k, v in zip(names, g)},
-                                "seconds": float(val)} for g, val in zip(grid, values)]})
+        from tlop.cli.jsonout import emit_stream
+
+        emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+                     "parameters": names}, "points",
+                    ({**_json_point(names, ptypes, m.program, columns, j), "seconds": float(val)}
+                     for columns, values in chunks() for j, val in enumerate(values)))
         return 0
     print(f"{h.name} on {prof.name} ({engine})")
-    matrix = None
+    layout = None
     if len(swept) == 2:
         rk, ck = swept
-        table = {(g[names.index(rk)], g[names.index(ck)]): val for g, val in zip(grid, values)}
-        matrix = fitting_matrix(rk, ck, axes, label, lambda r, c: fmt.seconds(table[(r, c)], args))
-    if matrix is not None:
+        layout = matrix_layout(rk, ck, axes, label, _cost_width(args), grid.size)
+    if layout is not None:
         fixed = {k: axes[k][0] for k in names if k not in swept}
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        _print_table(*matrix)
+        if layout == "transposed":
+            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: fmt.seconds(r[1][i], args), chunks))
+            return 0
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        cols = len(axes[ck])
+
+        def rows():
+            for columns, values in chunks(_matrix_chunk(grid, rk, ck)):
+                yield [[label(rk, columns[rk][i])] + [fmt.seconds(v, args) for v in values[i:i + cols]]
+                       for i in range(0, len(values), cols)]
+        _print_table_chunks(header, rows)
     else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names + ["cost"]
-        rows = [[label(k, v) for k, v in zip(names, g)] + [fmt.seconds(val, args)] for g, val in zip(grid, values)]
-        _print_table(header, rows)
+        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [fmt.seconds(val, args)]
+                                              for j, val in enumerate(values)] for columns, values in chunks()))
     return 0
 
 
 def _best_candidates(args, prof, raw):
     """``(candidates, excluded)`` of ``tlop best``: the algorithms to compare — those named with
     ``--only``, else each FILE's own algorithms (every algorithm in its scope when it declares
-    none, e.g. a file that only imports modules) — and ``(label, reason)`` for each one left out."""
+    none, e.g. a file that only imports modules) — as ``(label, handle)``, and ``(label,
+    reason)`` for each one left out."""
     modules = [(f, _load(f)) for f in args.files]
     picked = []  # (file, module, name)
     if args.algorithms:
@@ -513,111 +565,198 @@ def cmd_best(args) -> int:
     raw = _assignments([a for a in list(args.files) + list(args.positional) if "=" in a])
     args.files = [a for a in args.files if "=" not in a]
     prof = _profile(args)
-    candidates, excluded = _best_candidates(args, prof, raw)
-    if not candidates:
+    pairs, excluded = _best_candidates(args, prof, raw)
+    if not pairs:
         raise TlopError("no algorithm can be priced on this grid: "
                         + "; ".join(f"{n} ({why})" for n, why in excluded))
+    labels = [label for label, _ in pairs]
+    candidates = [h for _, h in pairs]
     ptypes: dict = {}
-    for _, h in candidates:
+    for h in candidates:
         for p in h.params:
             if ptypes.setdefault(p.name, p.type) != p.type:
                 raise TlopError(f"parameter '{p.name}' is {ptypes[p.name]} in one algorithm and {p.type} in another")
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
-    program = candidates[0][1].module.program
-    names_, axes, grid, columns = _grid(raw, ptypes, program)
-    costs = np.full((len(candidates), len(grid)), np.inf)
-    engine = "interp"
-    for i, (label, h) in enumerate(candidates):
-        own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
-        ok = constraint_mask(h.ir, own)
-        if not ok.any():
-            cons = ", ".join(f"{p.name} {p.constraint[0]} ..." for p in h.ir.params
-                             if p.constraint is not None and p.constraint_span is not None)
-            excluded.append((label, f"its constraints ({cons or 'of its parameters'}) fail at every point"))
-            continue
-        if not ok.all():
-            excluded.append((label, f"its constraints exclude it at {int((~ok).sum())} of {len(ok)} points"))
-        engine, run = _engine(args, h, prof)
-        costs[i, ok] = _evaluate_columns(run, h, {k: v[ok] for k, v in own.items()}, ptypes)
-    costs[np.isnan(costs)] = np.inf
-    best = np.argmin(costs, axis=0)
-    best_cost = costs[best, np.arange(len(grid))]
-    second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(len(grid), np.inf)
-    labels = [label for label, _ in candidates]
+    program = candidates[0].module.program
+    grid = _grid(raw, ptypes, program, getattr(args, "max_points", None))
+    names_, axes = grid.names, grid.axes
+    runs: dict = {}    # candidate index -> (engine, run), compiled at its first admissible point
+    used = [-1]        # the last candidate priced at some point (its engine is the one shown)
+    refused = [0] * len(candidates)  # points each candidate's constraints exclude (this pass)
 
-    def label(k, v):
-        return fmt.param_text(ptypes[k], v, program.channels, args)
+    def chunks(size=None):
+        """(columns, best, best_cost, second, costs) for each chunk of the grid."""
+        from tlop.cli.grid import CHUNK_POINTS
 
-    def winner(j):
+        refused[:] = [0] * len(candidates)
+        for start, columns in grid.chunks(size or CHUNK_POINTS):
+            n = len(next(iter(columns.values()))) if columns else 1
+            costs = np.full((len(candidates), n), np.inf)
+            for i, h in enumerate(candidates):
+                own = {k: v for k, v in columns.items() if any(p.name == k for p in h.params)}
+                ok = np.broadcast_to(constraint_mask(h.ir, own), (n,))
+                refused[i] += int(n - np.count_nonzero(ok))
+                if not ok.any():
+                    continue
+                if i not in runs:
+                    runs[i] = _engine(args, h, prof)
+                used[0] = max(used[0], i)
+                costs[i, ok] = _evaluate_columns(runs[i][1], h, {k: v[ok] for k, v in own.items()}, ptypes)
+            costs[np.isnan(costs)] = np.inf
+            best = np.argmin(costs, axis=0)
+            best_cost = costs[best, np.arange(n)]
+            second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
+            yield columns, best, best_cost, second, costs
+
+    def constraint_notes():
+        """(label, reason) for the candidates the constraints exclude somewhere (after a pass)."""
+        out = []
+        for i, h in enumerate(candidates):
+            if refused[i] == grid.size:
+                cons = ", ".join(f"{p.name} {p.constraint[0]} …" for p in h.ir.params
+                                 if p.constraint is not None and p.constraint_span is not None)
+                if h.ir.requires is not None:
+                    cons = ", ".join(x for x in (cons, "its where condition") if x)
+                out.append((labels[i], f"its constraints ({cons or 'of its parameters'}) fail at every point"))
+            elif refused[i]:
+                out.append((labels[i], f"its constraints exclude it at {refused[i]} of {grid.size} points"))
+        return out
+
+    label = _label(ptypes, program, args)
+
+    def winner(best, best_cost, j):
         return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
-                   ([label(k, v) if ptypes[k] == "channel" else _csv_number(v) for k, v in zip(names_, g)]
-                    + [winner(j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
-                    for j, g in enumerate(grid)))
+                   ([_csv_cells(names_, ptypes, label, columns, j)
+                     + [winner(best, best_cost, j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
+                     for j in range(len(best))] for columns, best, best_cost, second, costs in chunks()))
         return 0
     if args.json:
-        _emit_json({"files": args.files, "profile": prof.name, "engine": engine, "algorithms": labels,
-                    "excluded": [{"algorithm": n, "reason": why} for n, why in excluded],
-                    "parameters": names_,
-                    "points": [{**{k: fmt.param_json(ptypes[k], v, program.channels) for k, v in zip(names_, g)},
-                                "best": winner(j) if np.isfinite(best_cost[j]) else None,
-                                "seconds": float(best_cost[j]),
-                                "costs": {n: float(c) for n, c in zip(labels, costs[:, j])}}
-                               for j, g in enumerate(grid)]})
+        from tlop.cli.jsonout import emit_stream
+
+        def points():
+            for columns, best, best_cost, _, costs in chunks():
+                for j in range(len(best)):
+                    yield {**_json_point(names_, ptypes, program, columns, j),
+                           "best": winner(best, best_cost, j) if np.isfinite(best_cost[j]) else None,
+                           "seconds": float(best_cost[j]),
+                           "costs": {n: float(c) for n, c in zip(labels, costs[:, j])}}
+
+        emit_stream({"files": args.files, "profile": prof.name, "algorithms": labels, "parameters": names_},
+                    "points", points(),
+                    lambda: {"engine": runs[used[0]][0] if used[0] >= 0 else "interp",
+                             "excluded": [{"algorithm": n, "reason": why}
+                                          for n, why in excluded + constraint_notes()]})
         return 0
-    print(f"cheapest of {len(candidates)} algorithms of {', '.join(args.files)} on {prof.name} ({engine})")
-    for n, why in excluded:
-        print(f"  not compared: {n}: {why}" if "constraints exclude it at" not in why else f"  note: {n}: {why}")
+
+    def preamble():
+        engine = runs[used[0]][0] if used[0] >= 0 else "interp"
+        print(f"cheapest of {len(candidates)} algorithms of {', '.join(args.files)} on {prof.name} ({engine})")
+        for n, why in excluded + constraint_notes():
+            print(f"  note: {n}: {why}" if "constraints exclude it at" in why else f"  not compared: {n}: {why}")
+
     swept = [k for k, v in axes.items() if len(v) > 1]
-    matrix = None
+    layout = None
     if len(swept) == 2:
         rk, ck = swept
-        cell = {(g[names_.index(rk)], g[names_.index(ck)]): j for j, g in enumerate(grid)}
-        matrix = fitting_matrix(rk, ck, axes, label, lambda r, c: winner(cell[(r, c)]))
-    if matrix is not None:
+        layout = matrix_layout(rk, ck, axes, label, max(len(n) for n in labels + ["-"]), grid.size)
+    if layout is not None:
         fixed = {k: axes[k][0] for k in names_ if k not in swept}
-        if fixed:
-            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
-        _print_table(*matrix)
+
+        def preamble2():
+            preamble()
+            if fixed:
+                print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+
+        if layout == "transposed":
+            table = _transposed(grid, rk, ck, label, lambda r, i: winner(r[1], r[2], i), chunks)
+            preamble2()
+            _print_table(*table)
+            return 0
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        cols = len(axes[ck])
+
+        def rows():
+            for columns, best, best_cost, _, _ in chunks(_matrix_chunk(grid, rk, ck)):
+                yield [[label(rk, columns[rk][i])] + [winner(best, best_cost, j) for j in range(i, i + cols)]
+                       for i in range(0, len(best), cols)]
+        _print_table_chunks(header, rows, preamble2)
     else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names_ + ["best", "cost", "next best ×"]
-        rows = [[label(k, v) for k, v in zip(names_, g)]
-                + [winner(j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j]) else "-",
-                   f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
-                for j, g in enumerate(grid)]
-        _print_table(header, rows)
+
+        def rows():
+            for columns, best, best_cost, second, _ in chunks():
+                yield [[label(k, columns[k][j]) for k in names_]
+                       + [winner(best, best_cost, j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j])
+                          else "-",
+                          f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                       for j in range(len(best))]
+        _print_table_chunks(header, rows, preamble)
     return 0
 
 
-def _write_csv(target: str, header: list, rows) -> None:
-    """Write rows as CSV to the file ``target`` (atomically: a temporary file, then a rename),
-    or to standard output for ``-``."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
+def _write_csv(target: str, header: list, chunks) -> None:
+    """Write rows (an iterable of lists of rows, one list a chunk) as CSV to the file ``target``
+    (atomically: a temporary file written chunk by chunk, then a rename), or to standard output
+    for ``-``.  Memory holds one chunk's rows at a time."""
     n = 0
-    for row in rows:
-        w.writerow(row)
-        n += 1
+
+    def write(f):
+        nonlocal n
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for rows in chunks:
+            w.writerows(rows)
+            n += len(rows)
+
     if target == "-":
-        sys.stdout.write(buf.getvalue())
+        write(sys.stdout)
         return
-    from tlop.runtime.atomic import write_text_atomic
+    from tlop.runtime.atomic import open_text_atomic
 
     try:  # all or nothing: a failure leaves the previous file as it was
-        write_text_atomic(target, buf.getvalue())
+        with open_text_atomic(target) as f:
+            write(f)
     except OSError as err:
         raise TlopError(f"{printable(target)}: cannot write the CSV: {err.strerror or err}") from None
     print(f"wrote {n} rows to {printable(target)}")
 
 
+def _print_table_chunks(header, chunks, preamble=None) -> None:
+    """Print an aligned table whose rows come from ``chunks()`` (a fresh iterator of lists of
+    rows at each call).  A table of one chunk is kept and printed; a longer one is produced
+    twice — once to measure the columns, once to print — so memory holds one chunk."""
+    it = chunks()
+    first = next(it, [])
+    second = next(it, None)
+    if second is None:
+        if preamble:
+            preamble()
+        _print_table(header, first)
+        return
+    widths = [len(str(h)) for h in header]
+    nrows = 0
+    for rows in itertools.chain([first, second], it):
+        nrows += len(rows)
+        for r in rows:
+            for i, c in enumerate(r):
+                if len(c) > widths[i]:
+                    widths[i] = len(c)
+    if preamble:
+        preamble()
+    print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    for rows in chunks():
+        sys.stdout.write("".join("  ".join(str(c).rjust(w) for c, w in zip(r, widths)) + "\n" for r in rows))
+    if nrows > LONG_TABLE:
+        print(f"tlop: note: {nrows} rows; --csv OUT writes the grid as CSV (--csv - to standard output)",
+              file=sys.stderr)
+
+
 _csv_number = fmt.csv_number
-
-
 _print_table = print_table
 
 
@@ -747,6 +886,22 @@ def _add_profile_options(p):
                         "sequential(nodes=M), round_robin(nodes=M), or a layout file (.json, .csv)")
 
 
+def _positive_count(text: str) -> int:
+    try:
+        n = int(float(text)) if text.strip().lower() not in ("inf", "nan") else 0
+    except (ValueError, OverflowError):
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of points, not '{printable(text)}'")
+    return n
+
+
+def _add_max_points(p) -> None:
+    p.add_argument("--max-points", type=_positive_count, metavar="N",
+                   help="evaluate grids of up to N points (default 10,000,000); any grid is evaluated and "
+                        "written in chunks, in bounded memory")
+
+
 #: subcommands whose arguments and runners live with their packages: name -> help
 PACKAGE_COMMANDS = {
     "rules": "list the rewrite rules; --verify proves them with Z3",
@@ -816,6 +971,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("assignments", nargs="*", metavar="NAME=RANGE",
                    help="e.g. P=2..256:x2 m=1KiB..4MiB:x4 Q=8 or c=shm,net")
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
+    _add_max_points(p)
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
@@ -828,6 +984,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                    help="compare this algorithm (repeatable; it may come from an import); default: the algorithms "
                         "each FILE declares (all algorithms in its scope when it declares none)")
     p.add_argument("--csv", metavar="OUT", help="write every algorithm's cost per point as CSV ('-' for stdout)")
+    _add_max_points(p)
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
     fmt.add_unit_option(p)

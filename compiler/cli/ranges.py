@@ -11,22 +11,30 @@ import math
 
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["parse_range", "MAX_SWEEP_POINTS", "MAX_UNSTEPPED_SIZES"]
+__all__ = ["parse_range", "parse_axis", "MAX_SWEEP_POINTS", "MAX_UNSTEPPED_SIZES"]
 
-#: the largest grid ``tlop sweep`` evaluates (the table or CSV of more is not useful to print)
+#: the most points of one range unless the caller allows more (``tlop sweep --max-points``)
 MAX_SWEEP_POINTS = 10_000_000
 
-#: the most points a size range without a step may have (``S=1..4KiB`` would step by one byte
-#: into 4,096 points: almost never what was meant)
+#: the most points a size range without a step has before a warning (``S=1..4KiB`` steps by one
+#: byte into 4,096 points: rarely what was meant)
 MAX_UNSTEPPED_SIZES = 64
 
 
-def parse_range(name: str, text: str, ptype: str, program) -> list:
+def parse_range(name: str, text: str, ptype: str, program, limit: int = MAX_SWEEP_POINTS) -> list:
     """``2..256:x2`` (geometric), ``0..100:+10`` (arithmetic), ``1..8`` (step 1), ``1,2,4`` (list)."""
+    return list(parse_axis(name, text, ptype, program, limit))
+
+
+def parse_axis(name: str, text: str, ptype: str, program, limit: int = MAX_SWEEP_POINTS):
+    """The range as a :class:`tlop.cli.grid.Axis`: an arithmetic range is not generated (its
+    values are computed from their indices), the others are stored as floats; at most
+    ``limit`` points, counted before any is generated."""
     from tlop.backends.binding import parse_cli_value
+    from tlop.cli.grid import Axis
 
     if ".." not in text:
-        return [parse_cli_value(t, ptype, name, program) for t in text.split(",")]
+        return Axis([parse_cli_value(t, ptype, name, program) for t in text.split(",")])
     body, _, step = text.partition(":")
     lo_t, _, hi_t = body.partition("..")
     lo = parse_cli_value(lo_t, ptype, name, program)
@@ -35,7 +43,7 @@ def parse_range(name: str, text: str, ptype: str, program) -> list:
         raise TlopError(f"{name}={text}: range bounds must be finite")
     if hi < lo:
         raise TlopError(f"{name}={text}: the range is empty ({lo:g} > {hi:g})")
-    values = []
+    values: list = []
     if step.startswith("x") or step.startswith("*"):
         factor = _number(name, text, step[1:], "the factor of a geometric step")
         if not (factor > 1 and math.isfinite(factor)):
@@ -43,32 +51,37 @@ def parse_range(name: str, text: str, ptype: str, program) -> list:
         if lo <= 0:
             raise TlopError(f"{name}={text}: a geometric range must start above 0")
         n = int(math.floor((math.log(hi) - math.log(lo)) / math.log(factor) + 1e-9)) + 1
-        if n > MAX_SWEEP_POINTS:
-            raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
+        if n > limit:
+            raise TlopError(f"{name}={text}: {n:,} points; at most {limit:,}")
         v = lo
         while v <= hi * (1 + 1e-12) and len(values) < n + 1:
             values.append(v)
             v *= factor
+        return Axis(values)
     else:
         inc = parse_cli_value(step[1:] if step.startswith("+") else step, ptype, name, program) if step else 1.0
         if not (inc > 0 and math.isfinite(inc)):
             raise TlopError(f"{name}={text}: the step must be positive and finite")
         span = (hi - lo) / inc  # may overflow to inf (1e300 / 1e-300): counted before converting
-        if not span < MAX_SWEEP_POINTS:
-            raise TlopError(f"{name}={text}: {'over 1e308' if math.isinf(span) else f'{span:.3g}'} points; "
-                            f"at most {MAX_SWEEP_POINTS:,}")
+        if not span < limit:
+            count = ("over 1e308" if math.isinf(span) else f"{int(math.floor(span + 1e-9)) + 1:,}"
+                     if span < 1e15 else f"{span:.3g}")
+            raise TlopError(f"{name}={text}: {count} points; "
+                            f"at most {limit:,}")
         n = int(math.floor(span + 1e-9)) + 1
-        if n > MAX_SWEEP_POINTS:
-            raise TlopError(f"{name}={text}: {n:,} points; at most {MAX_SWEEP_POINTS:,}")
+        if n > limit:
+            raise TlopError(f"{name}={text}: {n:,} points; at most {limit:,}")
         if ptype == "bytes" and not step and n > MAX_UNSTEPPED_SIZES:
+            import warnings
+
             from tlop.runtime.text import printable
 
             lo_s, hi_s = printable(lo_t.strip()), printable(hi_t.strip())
-            raise TlopError(f"{printable(name)}={printable(text)}: a size range without a step goes up by 1 B, "
-                            f"{n:,} points; give a step, e.g. {printable(name)}={lo_s}..{hi_s}:x2 (doubling) "
-                            f"or {printable(name)}={lo_s}..{hi_s}:+1KiB")
-        values = [lo + i * inc for i in range(n)]
-    return values
+            warnings.warn(f"{printable(name)}={printable(text)}: a size range without a step goes up by 1 B, "
+                          f"{n:,} points; give a step if that is not what you meant, e.g. "
+                          f"{printable(name)}={lo_s}..{hi_s}:x2 (doubling) or {printable(name)}={lo_s}..{hi_s}:+1KiB",
+                          stacklevel=2)
+        return Axis(lo=lo, inc=inc, n=n)
 
 
 def _number(name: str, text: str, t: str, what: str) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-__all__ = ["print_table", "table_width", "terminal_width", "fitting_matrix", "LONG_TABLE"]
+__all__ = ["print_table", "table_width", "terminal_width", "fitting_matrix", "matrix_layout", "LONG_TABLE"]
 
 #: rows of a printed table above which a note suggests --csv
 LONG_TABLE = 200
@@ -57,3 +57,37 @@ def fitting_matrix(rk, ck, axes, label, cell, width=None):
         if table_width(header, rows) <= width:
             return header, rows
     return None
+
+
+#: the most points of a matrix printed transposed (it is held in memory to be turned round)
+MAX_TRANSPOSED_POINTS = 200_000
+
+
+def matrix_layout(rk, ck, axes, label, cell_width: int, points: int, width=None):
+    """How a grid of two swept parameters fits the terminal: ``"matrix"`` (``rk`` down, ``ck``
+    across), ``"transposed"``, or None (one row per point), from the widths of the labels and an
+    estimate of the cells' (``cell_width``) — decided before anything is evaluated."""
+    width = terminal_width() if width is None else width
+    if width is None:
+        return "matrix"
+
+    def fits(down, across) -> bool:
+        if 3 * len(axes[across]) > width:  # certainly too wide: do not measure every label
+            return False
+        first = max([len(f"{down} \\ {across}")] + [len(label(down, v)) for v in _sample(axes[down])])
+        total = first + sum(2 + max(cell_width, len(label(across, v))) for v in axes[across])
+        return total <= width
+
+    if fits(rk, ck):
+        return "matrix"
+    if points <= MAX_TRANSPOSED_POINTS and fits(ck, rk):
+        return "transposed"
+    return None
+
+
+def _sample(axis, most: int = 2000):
+    """The values of an axis, or its first and last ``most // 2`` when it is longer."""
+    n = len(axis)
+    if n <= most:
+        return list(axis)
+    return [axis[i] for i in range(most // 2)] + [axis[i] for i in range(n - most // 2, n)]

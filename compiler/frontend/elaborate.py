@@ -884,8 +884,9 @@ def elaborate(modules: list[LoadedModule]) -> Elaborated:
     for name, d in el.globals.items():
         if isinstance(d, A.DefDecl):
             el.body_of(name)
+    in_root = set(root_names)
     ordered = list(root_names) + [n for n, d in el.globals.items()
-                                  if isinstance(d, A.AlgorithmDecl) and n not in root_names]
+                                  if isinstance(d, A.AlgorithmDecl) and n not in in_root]
     for name in ordered:
         if isinstance(el.globals.get(name), A.AlgorithmDecl):
             algorithms[name] = el.algorithm(name)

@@ -18,7 +18,7 @@ from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  
 
 from tlop.frontend import ast as A
 from tlop.runtime.diagnostics import DiagnosticSink, Source, Span, TlopError  # noqa: F401
-from tlop.frontend.limits import deep
+from tlop.frontend.limits import MAX_CHAIN_TERMS, deep
 from tlop._antlr.TlopLexer import TlopLexer
 from tlop._antlr.TlopParser import TlopParser
 from tlop._antlr.TlopVisitor import TlopVisitor
@@ -266,7 +266,13 @@ class _Builder(TlopVisitor):
         return self.visit(ctx.orExpr())
 
     def _chain(self, ctx, parts, ops):
-        """Left-associative chain ``parts[0] ops[0] parts[1] …``."""
+        """Left-associative chain ``parts[0] ops[0] parts[1] …``; at most ``MAX_CHAIN_TERMS``
+        operands (the error points at the first operator past the limit)."""
+        if len(ops) >= MAX_CHAIN_TERMS:
+            shown = "/".join(dict.fromkeys(f"'{t.text}'" for t in ops))
+            raise TlopError(f"{len(ops) + 1:,} terms joined by {shown} in one expression; at most "
+                            f"{MAX_CHAIN_TERMS:,} (split it into defs, or write it as a sum)",
+                            _tok_span(self.source, ops[MAX_CHAIN_TERMS - 1]))
         out = self.visit(parts[0])
         for op_tok, rhs_ctx in zip(ops, parts[1:]):
             rhs = self.visit(rhs_ctx)
