@@ -77,8 +77,11 @@ def test_best_matrix_fits_too(terminal, capsys):
 
 def test_not_a_terminal_takes_any_width(capsys):
     assert table.terminal_width() is None  # pytest captures standard output
-    assert table.fitting_matrix("a", "b", {"a": [1], "b": list(range(500))}, lambda k, v: str(v),
-                                lambda r, c: "x") is not None
+    assert table.matrix_layout("a", "b", {"a": [1], "b": list(range(500))}, lambda k, v: str(v), 8, 500) == "matrix"
+    assert table.matrix_layout("a", "b", {"a": [1], "b": list(range(500))}, lambda k, v: str(v), 8, 500,
+                               width=80) == "transposed"
+    assert table.matrix_layout("a", "b", {"a": list(range(50)), "b": list(range(500))}, lambda k, v: str(v), 8,
+                               25_000, width=80) is None
 
 
 def test_a_long_table_suggests_csv(capsys):

@@ -1,8 +1,8 @@
 """Tables on the terminal: right-aligned columns, and grids that fit its width.
 
-What it does: prints a table; lays a grid of two swept parameters out as a matrix (rows × columns),
-transposed when that is narrower, and tells the caller when neither fits the terminal (the
-command then prints one row per point, which always fits, and points to ``--csv``).
+What it does: prints a table; decides, before evaluating, whether a grid of two swept parameters
+fits the terminal as a matrix (rows × columns), transposed, or neither (the command then prints
+one row per point, which always fits); notes that a long table is better as ``--csv``.
 What it does not do: format the numbers (:mod:`tlop.cli.format`) or write CSV.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-__all__ = ["print_table", "table_width", "terminal_width", "fitting_matrix", "matrix_layout", "LONG_TABLE"]
+__all__ = ["print_table", "table_width", "terminal_width", "matrix_layout", "LONG_TABLE"]
 
 #: rows of a printed table above which a note suggests --csv
 LONG_TABLE = 200
@@ -41,22 +41,6 @@ def print_table(header, rows) -> None:
     if len(rows) > LONG_TABLE:
         print(f"tlop: note: {len(rows)} rows; --csv OUT writes the grid as CSV (--csv - to standard output)",
               file=sys.stderr)
-
-
-def fitting_matrix(rk, ck, axes, label, cell, width=None):
-    """``(header, rows)`` of the matrix with ``rk`` down and ``ck`` across, or transposed when
-    only that fits ``width`` (the terminal's); None when neither fits.  ``cell(r, c)`` is the text
-    at row value r (of ``rk``) and column value c (of ``ck``)."""
-    width = terminal_width() if width is None else width
-    if width is None:
-        width = float("inf")
-    for down, across in ((rk, ck), (ck, rk)):
-        header = [f"{down} \\ {across}"] + [label(across, c) for c in axes[across]]
-        rows = [[label(down, r)] + [cell(r, c) if down == rk else cell(c, r) for c in axes[across]]
-                for r in axes[down]]
-        if table_width(header, rows) <= width:
-            return header, rows
-    return None
 
 
 #: the most points of a matrix printed transposed (it is held in memory to be turned round)
