@@ -179,3 +179,19 @@ def test_language_reference_lists_parallel_as_one_operator_between_plus_and_time
     assert par == ["``a || b``"], par  # one row: concurrency and composition are one operator
     assert table.index("``a + b``, ``a - b``") < table.index("``a || b``") < \
         table.index("``a * b``, ``a / b``, ``a % b``")
+
+
+def test_rules_do_not_drop_a_literal_with_a_dimension(tmp_path, capsys):
+    """``m / 1B`` is a number; ``x / 1 = x`` applied to it would leave bytes and make the sum
+    ``bytes·time + time`` ill-typed (this crashed ``tlop show`` with an IRTypeError)."""
+    from tlop.analysis.simplify import simplify
+
+    src = tmp_path / "r.tlop"
+    src.write_text("algorithm r(m: bytes, gamma: time = 0.2ns, lat: time = 2us) = (m / 1B) * gamma + lat\n")
+    h = tlop.load(str(src))["r"]
+    out = simplify(h.ir.body, h.module.program).expr
+    assert "m" in {n.name for n in tlop.ir.walk(out) if isinstance(n, tlop.ir.Var)}
+    assert any(isinstance(n, tlop.ir.Bin) and n.op == "/" for n in tlop.ir.walk(out))
+    assert main(["show", str(src)]) == 0
+    assert "gamma + lat" in capsys.readouterr().out
+    assert h.evaluate(m=1000) == pytest.approx(1000 * 0.2e-9 + 2e-6)

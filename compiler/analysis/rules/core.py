@@ -185,6 +185,10 @@ def match(rule: Rule, pat: ir.Expr, e: ir.Expr, b: dict, ctx: MatchContext) -> O
     if type(pat) is not type(e):
         return None
     if isinstance(pat, ir.Num):
+        # A literal with a dimension (``1B``, ``0s``) is not the rules' plain ``1`` or ``0``:
+        # ``m / 1B`` is a number and ``m`` is bytes, so ``x / 1 = x`` would change the type.
+        if e.ty is not None and (e.ty.time != 0 or e.ty.bytes != 0):
+            return None
         return b if pat.value == e.value else None
     if isinstance(pat, ir.Var):
         return b if pat.name == e.name else None
