@@ -452,7 +452,45 @@ def _transposed(grid, rk, ck, label, cells, chunks):
     return header, rows
 
 
+def _plot_checked(args, command: str) -> bool:
+    """Whether ``--plot`` can be drawn: its suffix is a picture format (else a TlopError) and
+    matplotlib is installed (else a one-line hint on stderr and False)."""
+    if not getattr(args, "plot", None):
+        return True
+    from tlop.cli.plot_grid import PLOT_HINT, check_target
+    from tlop.cli.plot_stages import have_matplotlib
+
+    check_target(args.plot, command)
+    if not have_matplotlib():
+        print(f"tlop: error: {PLOT_HINT.format(command=command)}", file=sys.stderr)
+        return False
+    return True
+
+
+def _gather(chunks, grid, pick, command: str) -> "np.ndarray":
+    """The values ``pick(chunk)`` of every chunk, in grid order, shaped as the grid (a picture)."""
+    import numpy as np
+
+    from tlop.cli.plot_grid import plotted_axes
+
+    plotted_axes(grid.names, grid.shape, command)  # refuse before evaluating
+    return np.concatenate([np.asarray(pick(c), dtype=float) for c in chunks()]).reshape(grid.shape)
+
+
+def _plot_wrote(args) -> None:
+    if getattr(args, "plot", None) and not args.json and args.csv != "-":
+        print(f"wrote {printable(args.plot)}")
+
+
 def cmd_sweep(args) -> int:
+    if not _plot_checked(args, "sweep"):
+        return 2  # a missing optional dependency
+    rc = _sweep(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
     prof = _profile(args)
@@ -473,6 +511,13 @@ def cmd_sweep(args) -> int:
         for start, columns in grid.chunks(size or CHUNK_POINTS):
             yield columns, _evaluate_columns(run, h, columns, ptypes)
 
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import sweep_figure, write_figure
+
+        values = _gather(chunks, grid, lambda c: c[1], "sweep")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names if len(axes[k]) == 1)
+        title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
                    ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
@@ -558,6 +603,14 @@ def _best_candidates(args, prof, raw):
 
 def cmd_best(args) -> int:
     """Which algorithm is cheapest at each point of a grid (polyalgorithm selection)."""
+    if not _plot_checked(args, "best"):
+        return 2  # a missing optional dependency
+    rc = _best(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _best(args) -> int:
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
@@ -628,6 +681,14 @@ def cmd_best(args) -> int:
 
     def winner(best, best_cost, j):
         return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
+
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import selection_figure, write_figure
+
+        won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names_ if len(axes[k]) == 1)
+        title = f"cheapest algorithm on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
@@ -973,6 +1034,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
     _add_max_points(p)
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
+    p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
+                                                  "(.svg, .png or .pdf; needs matplotlib)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
@@ -987,6 +1050,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_max_points(p)
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
+    p.add_argument("--plot", metavar="FILE", help="also draw a selection map (which algorithm is cheapest where, "
+                                                  "over one or two swept parameters) into FILE (.svg, .png or .pdf)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
