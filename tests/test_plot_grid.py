@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from tlop.cli import main
+from tlop.cli.main import main
 
 pytest.importorskip("matplotlib")
 
