@@ -58,6 +58,12 @@ HELP = {
               ["tlop prove taulop/allgather 'rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)' "
                "--for P=4..64:x2",
                "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
+    "validate": ("Run τ-Lop schedules for real with MPI on this machine, time them as tlop measure does, and "
+                 "compare with their predictions on a profile measured here: µ = max(r, e)/min(r, e) per cell, "
+                 "µ̄, a CSV, figures and one self-contained report.",
+                 ["tlop validate taulop/bcast:binomial taulop/allgather:ring P=2,4 m=1KiB..4MiB:x4 "
+                  "--profile here.json --out val",
+                  "tlop validate taulop/alltoall:pairwise --profile here.json --out val --resume --format md"]),
     "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
                 ["tlop measure --np 4 --quick --out here.json"]),
 }

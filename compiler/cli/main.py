@@ -969,6 +969,7 @@ PACKAGE_COMMANDS = {
     "explain": "print the derivation of an algorithm's simplified cost",
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
+    "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
             "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
@@ -1094,6 +1095,12 @@ def _add_package_commands(sub):
     for name, help_ in PACKAGE_COMMANDS.items():
         p = sub.add_parser(name, help=help_)
         if isinstance(p, _Skipped):
+            continue
+        if name == "validate":
+            from tlop.cli import validate as validate_cli
+
+            validate_cli.add_arguments(p)
+            p.set_defaults(run=validate_cli.run)
             continue
         if name == "measure":
             from tlop.runtime.measure import cli as measure_cli
