@@ -138,7 +138,7 @@ class _Progress:
 
 def run(args) -> int:
     from tlop.runtime.measure import launch
-    from tlop.runtime.measure.store import check_records, read_records
+    from tlop.runtime.measure.store import read_records
     from tlop.runtime.profile import load_profile
 
     try:
@@ -158,8 +158,6 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.overwrite and samples.exists():
         samples.unlink()
-    if args.resume and samples.exists():
-        check_records(samples)
     done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
     todo = sum(1 for c in cells if c.key not in done)
     mpiexec = launch.find_mpiexec(args.mpiexec)
