@@ -58,6 +58,11 @@ HELP = {
               ["tlop prove taulop/allgather 'rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)' "
                "--for P=4..64:x2",
                "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
+    "tune": ("Pick the cheapest real library algorithm of a collective per (P, m) on a profile (segment sizes "
+             "searched as in paper 004) and write selection files that Open MPI (coll_tuned dynamic rules) and "
+             "MPICH (JSON collective selection) load.",
+             ["tlop tune taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4 --collective bcast --openmpi bcast.rules",
+              "tlop tune taulop/allgather P=4,8 m=1KiB..1MiB:x4 --collective allgather --mpich allgather.json"]),
     "validate": ("Run τ-Lop schedules for real with MPI on this machine, time them as tlop measure does, and "
                  "compare with their predictions on a profile measured here: µ = max(r, e)/min(r, e) per cell, "
                  "µ̄, a CSV, figures and one self-contained report.",

@@ -969,6 +969,7 @@ PACKAGE_COMMANDS = {
     "explain": "print the derivation of an algorithm's simplified cost",
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
+    "tune": "pick the cheapest library algorithm per (P, m) and write Open MPI / MPICH selection files",
     "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
@@ -1095,6 +1096,12 @@ def _add_package_commands(sub):
     for name, help_ in PACKAGE_COMMANDS.items():
         p = sub.add_parser(name, help=help_)
         if isinstance(p, _Skipped):
+            continue
+        if name == "tune":
+            from tlop.cli import tune as tune_cli
+
+            tune_cli.add_arguments(p)
+            p.set_defaults(run=tune_cli.run)
             continue
         if name == "validate":
             from tlop.cli import validate as validate_cli
