@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rules", "mpich_json", "library_size",
+           "mpich_default_selection",
            "COLLECTIVES"]
 
 COLLECTIVES = ("bcast", "allgather", "alltoall")
@@ -118,9 +119,35 @@ def openmpi_rules(collective: str, rules: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def mpich_json(collective: str, rules: list) -> str:
+def mpich_default_selection(lib=None) -> Optional[dict]:
+    """MPICH's own MPIR-level selection tree, as compiled into its library (``libmpi.so`` beside
+    the interpreter unless ``lib`` is given), or None.  MPICH reads a selection file *instead of*
+    its default, so a file must cover every collective; this is the rest of it."""
+    import re
+    import sys
+    from pathlib import Path
+
+    paths = [Path(lib)] if lib else sorted(Path(sys.prefix, "lib").glob("libmpi.so*"))
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for hit in re.finditer(rb'\{"collective=bcast":\{"comm_type=intra"[\x20-\x7e]*', data):
+            try:
+                tree = json.loads(hit.group(0).decode("ascii"))
+            except ValueError:
+                continue
+            if "algorithm=MPIR_Bcast_intra_binomial" in hit.group(0).decode("ascii") and "collective=barrier" in tree:
+                return tree
+    return None
+
+
+def mpich_json(collective: str, rules: list, base: Optional[dict] = None) -> str:
     """MPICH JSON collective selection for one collective (``comm_size<=P`` nodes, then message
-    size nodes, ``algorithm=MPIR_…`` leaves; the last of each level is ``=any``)."""
+    size nodes, ``algorithm=MPIR_…`` leaves; the last of each level is ``=any``); with ``base``
+    (MPICH's default tree, :func:`mpich_default_selection`), the whole file MPICH needs: the
+    default for every other collective and for inter-communicators."""
     table = LIBRARY_ALGORITHMS[collective]
     picked = [r for r in rules if table[r.algorithm].mpich is not None]
     per = _merged(picked, lambda r: table[r.algorithm].mpich)
@@ -138,4 +165,12 @@ def mpich_json(collective: str, rules: list) -> str:
             else:
                 node[f"{size_key}=any"] = leaf
         tree["comm_size=any" if k + 1 == len(Ps) else f"comm_size<={P}"] = node
-    return json.dumps({f"collective={collective}": {"comm_type=intra": tree}}, indent=2) + "\n"
+    mine = {"comm_type=intra": tree}
+    if base is None:
+        return json.dumps({f"collective={collective}": mine}, indent=2) + "\n"
+    whole = dict(base)
+    inter = base.get(f"collective={collective}", {}).get("comm_type=inter")
+    if inter is not None:
+        mine["comm_type=inter"] = inter
+    whole[f"collective={collective}"] = mine
+    return json.dumps(whole, indent=1) + "\n"

@@ -175,7 +175,18 @@ def run(args) -> int:
             continue
         from tlop.runtime.atomic import open_text_atomic
 
+        text = writer(args.collective, rules)
+        if lib == "mpich":
+            from tlop.runtime.tuning_files import mpich_default_selection
+
+            base = mpich_default_selection()
+            if base is None:
+                print(f"tlop: warning: MPICH's default selection was not found beside Python; {target} holds the "
+                      f"{args.collective} rules only, and MPICH needs a file that covers every collective: merge "
+                      f"them into your MPICH's selection", file=sys.stderr)
+            else:
+                text = writer(args.collective, rules, base)
         with open_text_atomic(target) as f:
-            f.write(writer(args.collective, rules))
+            f.write(text)
         print(f"wrote {printable(target)} ({lib})")
     return 0
