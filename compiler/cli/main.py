@@ -511,6 +511,10 @@ def _sweep(args) -> int:
         for start, columns in grid.chunks(size or CHUNK_POINTS):
             yield columns, _evaluate_columns(run, h, columns, ptypes)
 
+    if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
+        from tlop.cli.distributed import distributed_chunks
+
+        chunks = distributed_chunks(args, grid)  # noqa: F811
     if getattr(args, "plot", None):
         from tlop.cli.plot_grid import sweep_figure, write_figure
 
@@ -1038,6 +1042,9 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
     p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
                                                   "(.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--distributed", action="store_true",
+                   help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
+                        "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
