@@ -97,7 +97,7 @@ def _cells(args, targets, ranges, profile):
     from tlop.cli.validate_report import Cell
 
     cells, jobs = [], {}
-    mode = "net" if args.network else "shm"
+    mode = ("net" if args.network else "shm") + (":openmpi" if getattr(args, "mpi", "default") == "openmpi" else "")
     for f, a in targets:
         h = load(f)[a]
         program = h.module.program
@@ -224,7 +224,8 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -
     context = {
         "machine": f"{socket.gethostname()} ({platform.machine()}, {_cores()} cores, load average "
                    f"{_load()})",
-        "MPI": f"{Path(mpiexec).name}: {flavor.get('version') or flavor['family']}",
+        "MPI": "; ".join(sorted({r["library"] for r in records if r.get("kind") == "point" and r.get("library")}))
+               or f"{Path(mpiexec).name}: {flavor.get('version') or flavor['family']}",
         "placement": "network path forced" if args.network else "one machine, shared memory",
         "profile": f"{profile.name} ({profile.metadata.get('machine') or profile.metadata.get('host') or 'no machine recorded'})",
         "ranges": ", ".join(f"{k}={v}" for k, v in ranges.items()),

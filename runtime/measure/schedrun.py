@@ -179,7 +179,8 @@ def main(argv=None) -> int:
                               "stats": {k: v for k, v in stats.items()
                                         if not isinstance(v, float) or np.isfinite(v)},
                               "unit": "s", "samples": compact(samples), "predicted": cell["plan"]["predicted"],
-                              "mpi_size": comm.Get_size()})
+                              "mpi_size": comm.Get_size(),
+                              "library": MPI.Get_library_version().strip().splitlines()[0][:120]})
                 _emit(event="done", key=cell["key"], label=cell["label"], median=stats["median"])
     finally:
         if store is not None:
