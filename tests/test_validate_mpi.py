@@ -24,7 +24,7 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     out = tmp_path / "v"
     argv = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "P=2", "m=1KiB,4KiB",
             "--profile", "metropolis", "--out", str(out), *FAST]
-    assert main(argv) == 0
+    assert main([*argv, "--library"]) == 0
     text = capsys.readouterr().out
     assert "µ̄ = " in text and f"wrote {out / 'report.html'}" in text
     rows = list(csv.DictReader(open(out / "validation.csv")))
@@ -34,15 +34,19 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     for r in rows:
         meas, pred, mu = float(r["measured_median_s"]), float(r["predicted_s"]), float(r["mu"])
         assert meas > 0 and pred > 0 and mu == pytest.approx(max(meas, pred) / min(meas, pred))
+    # --library: the library's own collective with the same algorithm forced (MPICH binomial, ring)
+    assert [r["library_forced"] for r in rows] == ["bcast binomial"] * 2 + ["allgather ring"] * 2
+    assert all(float(r["library_median_s"]) > 0 for r in rows)
     recs = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
-    assert len(recs) == 4 and all(len(r["samples"]) == r["stats"]["n"] >= 5 for r in recs)
+    assert len(recs) == 8 and all(len(r["samples"]) == r["stats"]["n"] >= 5 for r in recs)
+    assert sum(r["key"].endswith(":library") for r in recs) == 4
     html = (out / "report.html").read_text()
     assert html.count("<svg") == 2 and "µ̄ = " in html
     for name in ("predicted_vs_measured", "mu_heatmap"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and (out / f"{name}.svg").exists()
     assert not list(out.glob("job-*.json"))
 
-    assert main(argv) == 1  # an earlier run's samples are not mixed in silently
+    assert main([*argv, "--library"]) == 1  # an earlier run's samples are not mixed in silently
     assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
 
     more = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "taulop/alltoall:pairwise", "P=2",
@@ -50,8 +54,8 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
             *[a for a in FAST if a != "--quiet"]]
     assert main(more) == 0
     captured = capsys.readouterr()
-    assert "2 of 6 cells to measure" in captured.err
-    assert len([r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]) == 6
+    assert "2 of 6 runs to measure" in captured.err
+    assert len([r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]) == 10
     assert "µ̄ = " in (out / "report.md").read_text()
 
 

@@ -52,6 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mapping", metavar="MAPPING",
                    help="the process mapping to predict with (default: sequential(P), or sequential(1) with "
                         "--network)")
+    p.add_argument("--library", action="store_true",
+                   help="also time the MPI library's own collective with the matching algorithm forced (MPICH "
+                        "MPIR_CVAR_*_INTRA_ALGORITHM, Open MPI coll_tuned), where the schedule is a library algorithm")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run, keeping what it measured")
     p.add_argument("--overwrite", action="store_true", help="discard an earlier run's samples and start again")
     p.add_argument("--time-cap", type=float, default=1.0, metavar="S",
@@ -88,8 +91,34 @@ def _targets_and_ranges(items):
     return targets, {**DEFAULT_RANGES, **ranges}
 
 
-def _cells(args, targets, ranges, profile):
-    """(cells, plans by P): every (target, P, m) with its plan and prediction."""
+def _forcing(key: str, family: str):
+    """(collective, environment) that makes the MPI library run the algorithm schedule ``key``
+    ("module:algorithm") is, or None when it has none."""
+    from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
+    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS
+
+    for coll, table in LIBRARY_ALGORITHMS.items():
+        lib = table.get(key)
+        if lib is None or family not in FORCED or coll not in FORCED[family]:
+            continue
+        var = FORCED[family][coll][0]
+        if family == "mpich" and lib.mpich:
+            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}
+        if family == "openmpi" and lib.openmpi:
+            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}
+    return None
+
+
+def _module_key(f: str) -> str:
+    from tlop.cli.tune import _module_key as key
+
+    return key(f)
+
+
+def _cells(args, targets, ranges, profile, family="mpich"):
+    """(cells, jobs): every (target, P, m) with its plan and prediction; jobs by (P, forcing):
+    the schedule runs (no forcing) and, with ``--library``, the library's own collective with
+    the matching algorithm forced."""
     from tlop.analysis.plan import execution_plan
     from tlop.api import load
     from tlop.backends.binding import as_mapping
@@ -118,9 +147,17 @@ def _cells(args, targets, ranges, profile):
                 key = f"{f}:{a}:P={P}:m={int(m)}:{mode}" + "".join(f":{k}={values[k][0]:g}" for k in others)
                 cell = Cell(key, f"{f}:{a}", P, float(m), plan.predicted)
                 cells.append(cell)
-                jobs.setdefault(P, []).append({"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
-                                               "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)},
-                                               "plan": plan.as_json()})
+                jobs.setdefault((P, ()), []).append({"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
+                                                     "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)},
+                                                     "plan": plan.as_json()})
+                forced = _forcing(f"{_module_key(f)}:{a}", family) if getattr(args, "library", False) else None
+                if forced is not None and not (P & (P - 1) and "recursive_doubling" in str(forced[1])):
+                    coll, env = forced
+                    cell.forced = f"{coll} {next(v for k, v in env.items() if k.endswith('ALGORITHM') or k.endswith('_algorithm'))}"
+                    jobs.setdefault((P, tuple(sorted(env.items()))), []).append(
+                        {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B", "channel": mode,
+                         "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
+                         "library": {"collective": coll, "m": int(m)}, "predicted": plan.predicted})
     return cells, jobs
 
 
@@ -157,12 +194,6 @@ def run(args) -> int:
     if samples.exists() and samples.stat().st_size and not (args.resume or args.overwrite):
         raise TlopError(f"{printable(samples)} holds an earlier run's samples; pass --resume to continue it "
                         f"or --overwrite to start again")
-    cells, jobs = _cells(args, targets, ranges, profile)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.overwrite and samples.exists():
-        samples.unlink()
-    done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
-    todo = sum(1 for c in cells if c.key not in done)
     extra = {}
     if args.mpi == "openmpi":
         from tlop.runtime.measure.openmpi import ensure_openmpi, openmpi_env, openmpi_mpiexec
@@ -172,6 +203,12 @@ def run(args) -> int:
         args.mpiexec = openmpi_mpiexec(prefix)
     mpiexec = launch.find_mpiexec(args.mpiexec)
     flavor = launch.mpi_flavor(mpiexec)
+    cells, jobs = _cells(args, targets, ranges, profile, flavor["family"])
+    out.mkdir(parents=True, exist_ok=True)
+    if args.overwrite and samples.exists():
+        samples.unlink()
+    done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
+    todo = sum(1 for cs in jobs.values() for c in cs if c["key"] not in done)
     env = dict(extra)
     env.update(launch.forced_network_env(flavor) if args.network else {})
     if flavor["family"] == "openmpi":
@@ -180,18 +217,18 @@ def run(args) -> int:
             "warmup": 3}
     progress = _Progress(todo, args.quiet)
     if not args.quiet:
-        print(f"tlop validate: {todo} of {len(cells)} cells to measure with {Path(mpiexec).name} "
+        print(f"tlop validate: {todo} of {sum(len(cs) for cs in jobs.values())} runs to measure with {Path(mpiexec).name} "
               f"({flavor.get('version') or flavor['family']})", file=sys.stderr)
     try:
-        for P in sorted(jobs):
-            pending = [c for c in jobs[P] if c["key"] not in done]
+        for i, (P, forcing) in enumerate(sorted(jobs)):
+            pending = [c for c in jobs[(P, forcing)] if c["key"] not in done]
             if not pending:
                 continue
-            job = out / f"job-P{P}.json"
+            job = out / f"job-{i}-P{P}.json"
             job.write_text(json.dumps({"version": 1, "rule": rule, "samples": str(samples.resolve()),
                                        "cells": pending, "timeout": args.timeout}))
-            launch.run_ranks(P, "schedule", [str(job.resolve())], env, mpiexec, args.timeout, progress.event,
-                             module="tlop.runtime.measure.schedrun")
+            launch.run_ranks(P, "schedule", [str(job.resolve())], {**env, **dict(forcing)}, mpiexec, args.timeout,
+                             progress.event, module="tlop.runtime.measure.schedrun")
             job.unlink()  # the plans are made again from the command line; the samples stay
     except KeyboardInterrupt:
         n = len({r["key"] for r in read_records(samples)}) if samples.exists() else 0
@@ -208,7 +245,7 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -
 
     from tlop.cli.plot_stages import have_matplotlib
     from tlop.cli.table import print_table
-    from tlop.cli.validate_report import (HEADER, MISS, cells_from_records, figures, summary, table_rows,
+    from tlop.cli.validate_report import (MISS, cells_from_records, figures, header, summary, table_rows,
                                           write_csv, write_report)
 
     cells_from_records(cells, records)
@@ -234,12 +271,14 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -
     }
     report = out / f"report.{args.format}"
     write_report(report, cells, context, figs)
-    print_table(HEADER, table_rows(cells))
+    print_table(header(cells), table_rows(cells))
     s = summary(cells)
     if s["cells"]:
         print(f"µ̄ = {s['mean_mu']:.2f} over {s['cells']} cells; {len(s['misses'])} cells miss by more than {MISS:g}×"
               + (f" (worst: {s['worst'].algorithm} P={s['worst'].P} m={int(s['worst'].m)}: µ = {s['worst'].mu:.2f})"
                  if s["worst"] is not None else ""))
+    if s.get("library_cells"):
+        print(f"library collectives (algorithm forced): µ̄ = {s['mean_mu_library']:.2f} over {s['library_cells']} cells")
     print(f"wrote {printable(str(report))}, {printable(str(out / 'validation.csv'))}"
           + (" and the figures" if figs else ""))
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from tlop.runtime.units import format_size, format_time
 
 __all__ = ["Cell", "mu", "summary", "cells_from_records", "write_csv", "figures", "write_report", "MISS",
-           "table_rows"]
+           "table_rows", "header"]
 
 #: a cell whose µ exceeds this is listed as a miss
 MISS = 1.5
@@ -45,6 +45,12 @@ class Cell:
     n: int = 0
     ci_low: float = math.nan
     ci_high: float = math.nan
+    library: float = math.nan    # median of the library's own collective, algorithm forced (--library)
+    forced: str = ""             # e.g. "bcast binomial"
+
+    @property
+    def mu_library(self) -> float:
+        return mu(self.library, self.predicted)
 
     @property
     def mu(self) -> float:
@@ -73,6 +79,9 @@ def cells_from_records(cells: list, records: list) -> list:
             c.n = int(st.get("n", 0) or 0)
             c.ci_low = float(st.get("ci_low", math.nan) or math.nan)
             c.ci_high = float(st.get("ci_high", math.nan) or math.nan)
+        lib = by_key.get(c.key + ":library")
+        if lib is not None:
+            c.library = float(lib.get("stats", {}).get("median", math.nan) or math.nan)
     return cells
 
 
@@ -82,30 +91,43 @@ def summary(cells: list) -> dict:
     done = [c for c in cells if c.done and math.isfinite(c.mu)]
     mus = [c.mu for c in done]
     misses = sorted((c for c in done if c.mu > MISS), key=lambda c: -c.mu)
+    libs = [c.mu_library for c in cells if math.isfinite(c.mu_library)]
     return {"mean_mu": sum(mus) / len(mus) if mus else math.nan, "cells": len(done), "planned": len(cells),
+            "mean_mu_library": sum(libs) / len(libs) if libs else math.nan, "library_cells": len(libs),
             "worst": max(done, key=lambda c: c.mu) if done else None, "misses": misses,
             "under": sum(c.predicted < c.measured for c in done), "over": sum(c.predicted > c.measured for c in done)}
 
 
 def table_rows(cells: list) -> list:
-    """Rows for a printed table: algorithm, P, m, predicted, measured, µ, samples."""
+    """Rows for a printed table: algorithm, P, m, predicted, measured, µ, samples (and, when the
+    library's own collective was timed, its time and µ)."""
+    lib = any(math.isfinite(c.library) for c in cells)
     return [[c.algorithm, str(c.P), format_size(c.m), format_time(c.predicted),
              format_time(c.measured) if c.done else "-", f"{c.mu:.2f}" if c.done else "-",
-             str(c.n) if c.done else "-"] for c in cells]
+             str(c.n) if c.done else "-"]
+            + ([format_time(c.library) if math.isfinite(c.library) else "-",
+                f"{c.mu_library:.2f}" if math.isfinite(c.mu_library) else "-"] if lib else []) for c in cells]
 
 
 HEADER = ["algorithm", "P", "m", "predicted", "measured", "µ", "samples"]
+LIBRARY_HEADER = ["library", "µ library"]
+
+
+def header(cells: list) -> list:
+    return HEADER + (LIBRARY_HEADER if any(math.isfinite(c.library) for c in cells) else [])
 
 
 def write_csv(path, cells: list) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["algorithm", "P", "m", "predicted_s", "measured_median_s", "mu", "samples", "ci_low_s",
-                    "ci_high_s"])
+                    "ci_high_s", "library_forced", "library_median_s", "mu_library"])
         for c in cells:
+            lib = math.isfinite(c.library)
             w.writerow([c.algorithm, c.P, int(c.m), repr(c.predicted), repr(c.measured) if c.done else "",
                         repr(c.mu) if c.done else "", c.n, repr(c.ci_low) if c.done else "",
-                        repr(c.ci_high) if c.done else ""])
+                        repr(c.ci_high) if c.done else "", c.forced, repr(c.library) if lib else "",
+                        repr(c.mu_library) if lib else ""])
 
 
 def _algorithms(cells):
@@ -137,6 +159,10 @@ def figures(cells: list) -> dict:
             got = [c for c in mine if c.done]
             ax.plot([c.m for c in got], [c.measured for c in got], linestyle="-", color=col, marker="o",
                     markersize=4, label=f"P={P} measured", gid=f"measured-{k}-{P}")
+            lib = [c for c in mine if math.isfinite(c.library)]
+            if lib:
+                ax.plot([c.m for c in lib], [c.library for c in lib], linestyle=":", color=col, marker="s",
+                        markersize=3, label=f"P={P} library ({lib[0].forced})", gid=f"library-{k}-{P}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ticks = ms[::max(1, -(-len(ms) // 6))]
@@ -201,6 +227,9 @@ def _summary_lines(s: dict, context: dict) -> list:
             out.append(f"The model misses by more than {MISS:g}× in {len(s['misses'])} of {s['cells']} cells.")
         else:
             out.append(f"The model is within {MISS:g}× in every cell.")
+        if s.get("library_cells"):
+            out.append(f"The library's own collective (algorithm forced) against the same predictions: "
+                       f"µ̄ = {s['mean_mu_library']:.2f} over {s['library_cells']} cells.")
         goal = context.get("goal", 1.15)
         out.append(f"Goal µ̄ ≤ {goal:g}: {'met' if s['mean_mu'] <= goal else 'not met'}.")
     else:
@@ -240,7 +269,7 @@ def write_report(path, cells: list, context: dict, figs=None, note: str = "") ->
                          + "".join(f"<th>{h}</th>" for h in HEADER[:6]) + "</tr>"
                          + "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in r) + "</tr>" for r in misses)
                          + "</table>")
-        parts.append("<h2>Every cell</h2><table><tr>" + "".join(f"<th>{h}</th>" for h in HEADER) + "</tr>")
+        parts.append("<h2>Every cell</h2><table><tr>" + "".join(f"<th>{h}</th>" for h in header(cells)) + "</tr>")
         for c, r in zip(cells, rows):
             cls = " class='miss'" if c.done and c.mu > MISS else ""
             parts.append(f"<tr{cls}>" + "".join(f"<td>{e(x)}</td>" for x in r) + "</tr>")
@@ -263,7 +292,7 @@ def write_report(path, cells: list, context: dict, figs=None, note: str = "") ->
             parts += ["(no figures: matplotlib is not installed; pip install 'tlop[plot]')", ""]
         if misses:
             parts += [f"## Cells where the model misses by more than {MISS:g}×", ""] + table(HEADER[:6], misses) + [""]
-        parts += ["## Every cell", ""] + table(HEADER, rows)
+        parts += ["## Every cell", ""] + table(header(cells), rows)
         text = "\n".join(parts) + "\n"
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

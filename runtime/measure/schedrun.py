@@ -163,7 +163,13 @@ def main(argv=None) -> int:
             if rank == 0:
                 _emit(event="start", i=i, todo=len(todo), label=cell["label"], key=cell["key"])
             dog.arm(cell["label"])
-            kernel, check = schedule_kernel(comm, cell["plan"], MPI.Wtime)
+            if "library" in cell:  # the MPI library's own collective (its algorithm forced by the launch)
+                from tlop.runtime.measure.bench_coll import collective
+
+                kernel = collective(comm, cell["library"]["collective"], "mpi", int(cell["library"]["m"]), MPI.Wtime)
+                check = list
+            else:
+                kernel, check = schedule_kernel(comm, cell["plan"], MPI.Wtime)
             problems = comm.gather(check(), root=0)
             if rank == 0 and any(problems):
                 flat = [p for ps in problems for p in ps]
@@ -178,7 +184,8 @@ def main(argv=None) -> int:
                               "channel": cell.get("channel", ""), "params": cell["params"], "stop": reason,
                               "stats": {k: v for k, v in stats.items()
                                         if not isinstance(v, float) or np.isfinite(v)},
-                              "unit": "s", "samples": compact(samples), "predicted": cell["plan"]["predicted"],
+                              "unit": "s", "samples": compact(samples),
+                              "predicted": cell["plan"]["predicted"] if "plan" in cell else cell.get("predicted"),
                               "mpi_size": comm.Get_size(),
                               "library": MPI.Get_library_version().strip().splitlines()[0][:120]})
                 _emit(event="done", key=cell["key"], label=cell["label"], median=stats["median"])
