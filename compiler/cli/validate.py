@@ -92,8 +92,8 @@ def _targets_and_ranges(items):
 
 
 def _forcing(key: str, family: str):
-    """(collective, environment) that makes the MPI library run the algorithm schedule ``key``
-    ("module:algorithm") is, or None when it has none."""
+    """(collective, environment, library algorithm) that makes the MPI library run the algorithm
+    schedule ``key`` ("module:algorithm") is, or None when it has none."""
     from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
     from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS
 
@@ -103,9 +103,9 @@ def _forcing(key: str, family: str):
             continue
         var = FORCED[family][coll][0]
         if family == "mpich" and lib.mpich:
-            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}
+            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}, lib
         if family == "openmpi" and lib.openmpi:
-            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}
+            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib
     return None
 
 
@@ -151,8 +151,8 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                                                      "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)},
                                                      "plan": plan.as_json()})
                 forced = _forcing(f"{_module_key(f)}:{a}", family) if getattr(args, "library", False) else None
-                if forced is not None and not (P & (P - 1) and "recursive_doubling" in str(forced[1])):
-                    coll, env = forced
+                if forced is not None and not (forced[2].pow2 and P & (P - 1)):
+                    coll, env, _ = forced
                     cell.forced = f"{coll} {next(v for k, v in env.items() if k.endswith('ALGORITHM') or k.endswith('_algorithm'))}"
                     jobs.setdefault((P, tuple(sorted(env.items()))), []).append(
                         {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B", "channel": mode,
