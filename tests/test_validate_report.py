@@ -90,3 +90,20 @@ def test_report_is_self_contained_and_states_mu_bar_and_misses(tmp_path, fmt):
         pngs = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)\)", text)
         assert len(pngs) == 2 and all(base64.b64decode(p)[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
         assert "| taulop/allgather:ring | 4 | 1KiB | 9.000 µs | - | - | - |" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["taulop/bcast", "P=2"], "give schedules as FILE:ALG"),
+    (["taulop/bcast:binomial_bcast", "P=2", "m=1KiB"], "is not a schedule over a process mapping"),
+    (["taulop/bcast:binomial", "P=2", "Q=3"], "'binomial' has no parameter 'Q'"),
+    (["taulop/bcast:binomial", "P=1", "m=1KiB"], "a run needs at least 2 ranks"),
+    (["taulop/bcast:nosuch", "P=2"], "nosuch"),
+])
+def test_validate_refusals_before_running_anything(tmp_path, capsys, argv, message):
+    pytest.importorskip("mpi4py")
+    from tlop.cli.main import main
+
+    assert main(["validate", *argv, "--profile", "metropolis", "--out", str(tmp_path / "v")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "v" / "samples.jsonl").exists()
