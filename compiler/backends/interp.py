@@ -49,7 +49,8 @@ from tlop import ir
 from tlop.ir import ops
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
-from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.codes import code_of
+from tlop.runtime.diagnostics import Diagnostic, TlopError
 
 __all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds", "check_size",
            "check_concurrency"]
@@ -377,7 +378,8 @@ class Interpreter(ExprFunctor):
         try:
             return table.lookup(args[0], tau) if tau is not None else table.lookup(args[0])
         except TlopError as err:
-            raise EvalError(f"{label}: {err.diagnostics[0].message}", e.span) from None
+            first = err.diagnostics[0]  # the table's own error (out of grid: E020), placed here
+            raise EvalError(Diagnostic(f"{label}: {first.message}", e.span, code=code_of(first))) from None
 
     def _eval_Scalar(self, e, env, conc):
         if e.channel is not None:

@@ -1078,7 +1078,7 @@ def _run_measure(args) -> int:
     try:
         import mpi4py  # noqa: F401  (the optional dependency: the 'mpi' extra)
     except ImportError:
-        print(f"tlop: error: {MPI_HINT}", file=sys.stderr)
+        _print_error(TlopError(MPI_HINT))
         return 2
     from tlop.runtime.measure import cli as measure_cli
 
@@ -1102,10 +1102,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _print_error(err: TlopError) -> None:
     """A diagnostic on stderr, in colour on a terminal (not with NO_COLOR)."""
-    from tlop.cli.colour import colour_diagnostics, wants_colour
+    from tlop.cli.colour import print_error
 
-    text = err.render()
-    print(colour_diagnostics(text) if wants_colour(sys.stderr) else text, file=sys.stderr)
+    print_error(err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1141,8 +1140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     except OSError as e:  # a file the user named cannot be read or written
+        from tlop.runtime.diagnostics import Diagnostic
+
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        print(f"tlop: error: {e.strerror or e}{where}", file=sys.stderr)
+        _print_error(TlopError(Diagnostic(f"{e.strerror or e}{where}", code="E060")))
         return 1
 
 
