@@ -162,13 +162,15 @@ class AlgorithmHandle:
 
         return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
-    def compile(self, profile=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms
-        with a schedule are not compiled yet: :class:`tlop.backends.jit.NotCompilable` (a
-        TlopError) says so; evaluate them with :meth:`evaluate`."""
+    def compile(self, profile=None, *, mapping=None, **options):
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
+        ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
+        text).  Schedules in LogGP and pLogP (dataflow programs) are not compiled:
+        :class:`tlop.backends.jit.NotCompilable` (a TlopError) says so; evaluate them with
+        :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)
+        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)

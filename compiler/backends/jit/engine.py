@@ -4,8 +4,10 @@ What it does: initialises LLVM once (native target, host CPU name and features),
 long-lived MCJIT execution engine, verifies every module it is given, optimises it at O3
 through the new pass builder, emits a relocatable object file (the unit the on-disk cache
 stores) and loads object files into the engine, returning the addresses of named functions.
-The CPython C-API functions the generated call wrappers use are registered as symbols so
-that a cached object file links against the running interpreter.
+The CPython C-API functions the generated call wrappers use, the C library's ``malloc``,
+``calloc``, ``realloc``, ``free`` and ``qsort`` (schedule stages) and the words of
+:mod:`tlop.backends.jit.interrupt` are registered as symbols so that a cached object file
+links against the running process.
 
 What it does not do: generate code (:mod:`tlop.backends.jit.codegen`), decide cache keys
 (:mod:`tlop.backends.jit.cache`), or ever unload code: a loaded object stays for the life of the
@@ -29,6 +31,8 @@ __all__ = ["Engine", "engine", "target_description"]
 _PYAPI = ("PyFloat_FromDouble", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear",
           "PyDict_GetItem", "PyDict_Size", "PyObject_Call", "PyCapsule_GetPointer",
           "PyLong_AsDouble", "PyDict_Next", "PyObject_GetAttrString", "Py_DecRef")
+#: C library functions schedule code uses (scratch memory and sorting; :mod:`tlop.backends.jit.schedgen`)
+_LIBC = ("malloc", "calloc", "realloc", "free", "qsort")
 
 
 class Engine:
@@ -59,6 +63,13 @@ class Engine:
         for name in _PYAPI:
             fn = getattr(ctypes.pythonapi, name)
             llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+        libc = ctypes.CDLL(None)
+        for name in _LIBC:
+            llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+        from tlop.backends.jit.interrupt import symbols
+
+        for name, addr in symbols().items():
+            llvm.add_symbol(name, addr)
 
     # ------------------------------------------------------------------ compile
     def compile_ir(self, text: str, name: str = "tlop") -> bytes:
