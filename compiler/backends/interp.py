@@ -77,7 +77,8 @@ def _scalar(x):
 def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     """``(start, stop)`` of a reduction over ``lo .. hi`` (one scalar point), or the EvalError
     every engine reports for it: bounds not finite, beyond ±2^53, more than :data:`MAX_TERMS`
-    terms, or an empty ``max``/``min``."""
+    terms, or an empty ``max``/``min`` (an empty ``sum``, ``par`` or ``seq`` is empty: the
+    stage enumerator checks its loops' bounds here too)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise EvalError(f"{kind} range bounds are not finite ({lo} .. {hi})", span)
     for b in (lo, hi):
@@ -88,7 +89,7 @@ def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     if stop - start + 1 > MAX_TERMS:
         raise EvalError(f"{kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
                         f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", span)
-    if kind != "sum" and stop < start:
+    if kind in ("max", "min") and stop < start:  # an empty sum, par or seq is just empty
         raise EvalError(f"{kind} over an empty range", span)
     return start, stop
 
