@@ -602,13 +602,43 @@ class CodeGen(ExprFunctor):
     def _mod(self, a, b_):
         """numpy's floored remainder (``npy_divmod``)."""
         b = self.b
-        mod = b.frem(a, b_)
+        mod = self._rem(a, b_)
         adj = b.and_(b.fcmp_ordered("!=", mod, _ZERO),
                      b.xor(b.fcmp_ordered("<", b_, _ZERO), b.fcmp_ordered("<", mod, _ZERO)))
         mod2 = b.select(adj, b.fadd(mod, b_), mod)
         zero_signed = b.call(_intrinsic(self.module, "llvm.copysign", 2), [_ZERO, b_])
         mod3 = b.select(b.fcmp_ordered("==", mod, _ZERO), zero_signed, mod2)
         return b.select(b.fcmp_ordered("==", b_, _ZERO), mod, mod3)
+
+    def _rem(self, a, b_):
+        """C's ``fmod(a, b)``: for whole numbers of magnitude below 2^31 (ranks) and b ≠ 0 a
+        32-bit integer remainder (the same value, exactly; ``fmod`` is a library call that costs
+        several times more), else ``frem``."""
+        b = self.b
+        if _is_const(a) and _is_const(b_):
+            return b.frem(a, b_)
+        fabs, floor = _intrinsic(self.module, "llvm.fabs"), _intrinsic(self.module, "llvm.floor")
+        lim = ir.Constant(F64, float(2 ** 31 - 1))
+
+        def small_int(v):
+            return b.and_(b.fcmp_ordered("==", b.call(floor, [v]), v), b.fcmp_ordered("<=", b.call(fabs, [v]), lim))
+        ints = b.and_(b.and_(small_int(a), small_int(b_)), b.fcmp_ordered("!=", b_, _ZERO))
+        fast_bb = b.append_basic_block("rem_int")
+        slow_bb = b.append_basic_block("rem_fmod")
+        join = b.append_basic_block("rem_join")
+        b.cbranch(ints, fast_bb, slow_bb)
+        b.position_at_end(fast_bb)
+        i32 = ir.IntType(32)
+        fast = b.sitofp(b.srem(b.fptosi(a, i32), b.fptosi(b_, i32)), F64)
+        b.branch(join)
+        b.position_at_end(slow_bb)
+        slow = b.frem(a, b_)
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(F64)
+        phi.add_incoming(fast, fast_bb)
+        phi.add_incoming(slow, slow_bb)
+        return self.set_level(phi, max(self.level(a), self.level(b_)))
 
     def gen_Neg(self, e, env, conc):
         return self.b.fneg(self.gen(e.operand, env, conc))
