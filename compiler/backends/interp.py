@@ -16,7 +16,9 @@ Rules an engine must reproduce exactly:
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
 * reduction bounds must be finite and within ±2^53 (:data:`BOUND_LIMIT`), where doubles still
   hold every integer; a reduction longer than :data:`MAX_TERMS` is an error (an engine limit
-  the JIT shares).
+  the JIT shares), and so is an evaluation whose reductions run more than :data:`MAX_TERMS`
+  terms in all (nested reductions multiply), counted before it starts
+  (:mod:`tlop.backends.budget`).
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
 * a **schedule stage** is enumerated and reduced by :mod:`tlop.backends.schedule` for one point
   at a time (array arguments: once per element); ``node(p)`` asks the mapping.  Both need the
@@ -190,9 +192,23 @@ class Interpreter(ExprFunctor):
                 check_composition(e, self.program.model)
                 self._composable[id(e)] = (e,)
         with np.errstate(all="ignore"):
+            self._check_budget(e, env, conc)
             return _scalar(self.visit(e, dict(env), conc))
 
     _eval = ExprFunctor.visit
+
+    def _check_budget(self, e, env, conc) -> None:
+        """The whole evaluation runs at most :data:`MAX_TERMS` reduction terms per point,
+        counted before it starts (:mod:`tlop.backends.budget`)."""
+        from tlop.backends.budget import count_terms, over_budget_error, term_count
+
+        count = term_count(e)
+        if count is None:
+            return
+        total = np.asarray(count_terms(self, count, dict(env), conc), dtype=float)
+        over = total > MAX_TERMS
+        if over.any():
+            raise over_budget_error(float(total[over].flat[0]) if total.ndim else float(total), e)
 
     # ------------------------------------------------------------------ element-wise selection
     def _split(self, shape, parts, env, conc):

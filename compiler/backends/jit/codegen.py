@@ -270,6 +270,7 @@ class CodeGen(ExprFunctor):
         if self.alg.over is not None and "P" in env:
             env[tir.RANKS] = env["P"]  # schedules read the process count (bind_mapping)
         body = self.alg.body
+        self._emit_budget(body, env)
         if getattr(self.alg, "requires", None) is not None:
             # where COND fails: NaN, which the caller reports with the binder's message
             body = tir.Cond(self.alg.requires, body, tir.Num(math.nan, ty=body.ty), ty=body.ty)
@@ -279,6 +280,27 @@ class CodeGen(ExprFunctor):
             self.flag_error()
         b.ret(r)
         return fn
+
+    def _emit_budget(self, body, env):
+        """The whole-evaluation term budget (:mod:`tlop.backends.budget`): the count expression
+        first; over :data:`MAX_TERMS` the point is an evaluation error (the interpreter gives
+        the message) and nothing else runs."""
+        from tlop.backends.budget import term_count
+
+        count = term_count(body)
+        if count is None:
+            return
+        if getattr(self.alg, "requires", None) is not None:
+            count = tir.Cond(self.alg.requires, count, tir.Num(0.0))
+        b = self.b
+        n = self.gen(count, env, None)
+        over_bb = b.append_basic_block("over_budget")
+        go_bb = b.append_basic_block("within_budget")
+        b.cbranch(b.fcmp_ordered(">", n, ir.Constant(F64, float(MAX_TERMS))), over_bb, go_bb)
+        b.position_at_end(over_bb)
+        self.flag_error()
+        b.ret(_NAN)
+        b.position_at_end(go_bb)
 
     def _emit_batch(self, core):
         """The batch loop.  Every point is evaluated and stored (the cost function is inlined;

@@ -70,7 +70,7 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "schedgen.py", "interrupt.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
+        for name in ("codegen.py", "schedgen.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
