@@ -633,12 +633,32 @@ class CodeGen(ExprFunctor):
         return b.select(b.fcmp_ordered("==", b_, _ZERO), mod, mod3)
 
     def _rem(self, a, b_):
-        """C's ``fmod(a, b)``: for whole numbers of magnitude below 2^31 (ranks) and b ≠ 0 a
-        32-bit integer remainder (the same value, exactly; ``fmod`` is a library call that costs
+        """C's ``fmod(a, b)``: ``a`` itself when 0 ≤ a < b; for whole numbers of magnitude below
+        2^31 (ranks) and b ≠ 0 a 32-bit integer remainder (the same value, exactly; ``fmod`` is a library call that costs
         several times more), else ``frem``."""
         b = self.b
         if _is_const(a) and _is_const(b_):
             return b.frem(a, b_)
+        # 0 <= a < b: a itself (ranks already in range: no division at all)
+        inside = b.and_(b.fcmp_ordered(">=", a, _ZERO), b.fcmp_ordered("<", a, b_))
+        near_bb = b.append_basic_block("rem_inside")
+        far_bb = b.append_basic_block("rem_outside")
+        done_bb = b.append_basic_block("rem_done")
+        b.cbranch(inside, near_bb, far_bb)
+        b.position_at_end(far_bb)
+        far = self._rem_outside(a, b_)
+        far_end = b.block
+        b.branch(done_bb)
+        b.position_at_end(near_bb)
+        b.branch(done_bb)
+        b.position_at_end(done_bb)
+        phi = b.phi(F64)
+        phi.add_incoming(a, near_bb)
+        phi.add_incoming(far, far_end)
+        return self.set_level(phi, max(self.level(a), self.level(b_)))
+
+    def _rem_outside(self, a, b_):
+        b = self.b
         fabs, floor = _intrinsic(self.module, "llvm.fabs"), _intrinsic(self.module, "llvm.floor")
         lim = ir.Constant(F64, float(2 ** 31 - 1))
 
