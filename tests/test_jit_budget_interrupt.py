@@ -122,3 +122,13 @@ def test_sigint_outside_native_code_still_reaches_python():
     with pytest.raises(KeyboardInterrupt):
         signal.raise_signal(signal.SIGINT)
         time.sleep(1)  # the Python handler runs at the next check
+
+
+def test_large_modules_are_optimised_less_and_huge_ones_refused():
+    from tlop.backends.jit import NotCompilable
+    from tlop.backends.jit.engine import MAX_IR_CHARS, engine, opt_level
+
+    assert [opt_level(n) for n in (1_000, 200_000, 200_001, 2_000_001, MAX_IR_CHARS)] == [3, 3, 1, 0, 0]
+    assert opt_level(MAX_IR_CHARS + 1) is None
+    with pytest.raises(NotCompilable, match="too large to compile"):
+        engine().compile_ir(" " * (MAX_IR_CHARS + 1), "huge")
