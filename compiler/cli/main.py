@@ -108,7 +108,7 @@ def _engine(args, handle, profile, points: int = 2):
     if engine == "jit":
         import numpy as np
 
-        ev = handle.compile(profile)
+        ev = handle.compile(profile, mapping=mapping)
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
