@@ -208,7 +208,7 @@ class Dataflow(StageEnumerator):
             return float(self.interp._eval(e, env, 1.0))
         if isinstance(e, ir.Bin) and e.op == "*":  # a repetition (check_composition ran)
             body, count = (e.lhs, e.rhs) if self.interp._holds_stage(e.lhs) else (e.rhs, e.lhs)
-            n = self._count(float(self.interp._eval(count, env, 1.0)), count.span or e.span)
+            n = self._repetitions(float(self.interp._eval(count, env, 1.0)), count.span or e.span)
             extra = 0.0
             for _ in range(n):
                 extra += self._program(body, env, clocks)
@@ -234,7 +234,7 @@ class Dataflow(StageEnumerator):
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
-    def _count(n: float, span) -> int:
+    def _repetitions(n: float, span) -> int:
         """A repetition count: a whole number ``>= 0`` (at most the interpreter's term limit)."""
         from tlop.backends.interp import MAX_TERMS, EvalError
 

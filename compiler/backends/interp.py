@@ -88,7 +88,7 @@ def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     if stop - start + 1 > MAX_TERMS:
         raise EvalError(f"{kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
                         f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", span)
-    if kind != "sum" and stop < start:
+    if kind in ("max", "min") and stop < start:  # an empty sum is 0, an empty par/seq nothing
         raise EvalError(f"{kind} over an empty range", span)
     return start, stop
 
