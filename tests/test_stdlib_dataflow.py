@@ -151,3 +151,24 @@ def test_every_dataflow_schedule_evaluates_for_every_P(coll):
             big = alg.evaluate(prof, P=P, m=64000.0, mapping=tlop.sequential(4), **kw)
             assert np.all(np.isfinite(small)) and np.all(small >= 0), (model, name)
             assert np.all(big >= small), (model, name)
+
+
+@pytest.mark.parametrize("model", ["loggp", "plogp"])
+def test_the_simplifier_keeps_the_order_of_dataflow_stages(model):
+    """In a dataflow model ``a + b`` of schedules runs a then b: the simplifier must not reorder
+    the fold, the recursive doubling and the unfold of ``rda`` (for P = 3 the order changes the cost)."""
+    from tlop.analysis.simplify import simplify
+    from tlop.backends.interp import Interpreter
+
+    mod = tlop.load(f"{model}/allreduce")
+    alg = mod["rda"].ir
+    out = simplify(alg.body, mod.program).expr
+    assert _stages_in(out) == _stages_in(alg.body)
+    if model == "loggp":
+        env = {"P": 3.0, "m": 4096.0, ir.RANKS: 3.0}
+        run = lambda e: float(Interpreter(mod.program, LOGGP, mapping=tlop.sequential(4)).eval(e, env))
+        assert run(out) == pytest.approx(run(alg.body), rel=1e-12)
+
+
+def _stages_in(e):
+    return [ir.Stage(tuple(s.items)) for s in ir.walk(e) if isinstance(s, ir.Stage)]
