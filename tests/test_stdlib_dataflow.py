@@ -172,3 +172,38 @@ def test_the_simplifier_keeps_the_order_of_dataflow_stages(model):
 
 def _stages_in(e):
     return [ir.Stage(tuple(s.items)) for s in ir.walk(e) if isinstance(s, ir.Stage)]
+
+
+GATHERV_USER = """
+import "{model}/platform.tlop"
+/// The bytes rank r contributes: 1 KiB for the first four ranks, 64 KiB for the others.
+def count(r: int) -> bytes = if r < 4 then 1KiB else 64KiB
+/// A linear gatherv with per-rank sizes: every rank sends its count(r) bytes to the root at once.
+algorithm gatherv_sized(P: int >= 1, root: int >= 0 = 0) over map: mapping =
+    stage {{ par r in 0 .. P - 1 where r != root: send r -> root : count(r) }}
+"""
+
+
+@pytest.mark.parametrize("model", ["taulop", "loggp"])
+def test_a_gatherv_with_per_rank_sizes_is_a_user_schedule(model, tmp_path):
+    """The stdlib's gatherv is the library's (m bytes from every rank); per-rank sizes are a
+    size that depends on the rank, written as a def (docs/stdlib.rst)."""
+    src = tmp_path / "gv.tlop"
+    src.write_text(GATHERV_USER.format(model=model))
+    mod = tlop.load(str(src))
+    if model == "loggp":
+        for P in (2, 5, 9):
+            got = float(mod["gatherv_sized"].evaluate(LOGGP, P=P, mapping=tlop.sequential(4)))
+            sizes = sorted((1024.0 if r < 4 else 65536.0) for r in range(1, P))
+            # all send at 0; the root receives in order of arrival (the small ones first), a gap apart
+            t = -math.inf
+            for k, x in enumerate(sizes):
+                t = max(hop(x), t + gap(x)) if k else hop(x)
+            assert got == pytest.approx(t, rel=1e-12)
+    else:
+        prof = tlop.load_profile("lusitania")
+        one = tlop.sequential(64)
+        got = float(mod["gatherv_sized"].evaluate(prof, P=8, mapping=one))
+        big = float(tlop.load("taulop/gather")["linear"].evaluate(prof, P=8, m=65536.0, mapping=one))
+        small = float(tlop.load("taulop/gather")["linear"].evaluate(prof, P=8, m=1024.0, mapping=one))
+        assert small < got < big
