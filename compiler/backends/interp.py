@@ -238,7 +238,7 @@ class Interpreter(ExprFunctor):
             raise EvalError(f"no value for '{e.name}'", e.span) from None
 
     def _eval_Bin(self, e, env, conc):
-        if self.dataflow and e.op == "+" and self._holds_stage(e):
+        if self.dataflow and e.op in ("+", "*") and self._holds_stage(e):
             return self._schedule_program(e, env, conc)
         a = self._eval(e.lhs, env, conc)
         b = self._eval(e.rhs, env, conc)
