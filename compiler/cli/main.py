@@ -558,6 +558,10 @@ def _best_candidates(args, prof, raw):
 
 def cmd_best(args) -> int:
     """Which algorithm is cheapest at each point of a grid (polyalgorithm selection)."""
+    if getattr(args, "crossover", None):
+        from tlop.cli import crossover
+
+        return crossover.run(args)
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
@@ -987,6 +991,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_max_points(p)
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
+    p.add_argument("--crossover", metavar="AXIS",
+                   help="for each value of the other parameters, from which value of AXIS each algorithm "
+                        "becomes the cheapest (e.g. the message count n from which 3-step beats GPUDirect)")
+    p.add_argument("--plot", metavar="FILE", help="with --crossover: draw the crossover value against the one "
+                                                  "other swept parameter (.svg, .png or .pdf; needs matplotlib)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
