@@ -912,6 +912,7 @@ PACKAGE_COMMANDS = {
     "explain": "print the derivation of an algorithm's simplified cost",
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
+    "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
             "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
@@ -1044,6 +1045,12 @@ def _add_package_commands(sub):
 
             measure_cli.add_arguments(p)
             p.set_defaults(run=_run_measure)
+            continue
+        if name == "grid-bcast":
+            from tlop.cli import gridbcast
+
+            gridbcast.add_arguments(p)
+            p.set_defaults(run=gridbcast.run)
             continue
         from tlop.cli import rules as rules_cli
 
