@@ -30,7 +30,9 @@ HELP = {
     "best": ("Which algorithm is cheapest at each point of a grid, across one or more files; says why "
              "each algorithm left out is left out.",
              ["tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4",
-              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example"]),
+              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example",
+              "tlop best postal/gpu s=8..4MiB:x4 n=1..1000 --only gpudirect --only three_step --crossover n "
+              "--profile summit --plot summit.svg"]),
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
                  "one profile in detail (channels, table grids, scalars, provenance).",
                  ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
@@ -58,6 +60,11 @@ HELP = {
                "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
     "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
                 ["tlop measure --np 4 --quick --out here.json"]),
+    "grid-bcast": ("Grid-aware broadcast of paper 001: cluster a latency matrix (Lowekamp, rho), print "
+                   "each heuristic's inter-cluster schedule, or compare the heuristics by Monte-Carlo.",
+                   ["tlop grid-bcast cluster --rho 0.3",
+                    "tlop grid-bcast schedule --m 4MiB --profile localhost-example",
+                    "tlop grid-bcast simulate --runs 10000 --clusters 2..50:+4 --plot grid.svg"]),
 }
 
 

@@ -558,6 +558,10 @@ def _best_candidates(args, prof, raw):
 
 def cmd_best(args) -> int:
     """Which algorithm is cheapest at each point of a grid (polyalgorithm selection)."""
+    if getattr(args, "crossover", None):
+        from tlop.cli import crossover
+
+        return crossover.run(args)
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
@@ -908,6 +912,7 @@ PACKAGE_COMMANDS = {
     "explain": "print the derivation of an algorithm's simplified cost",
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
+    "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
             "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
@@ -987,6 +992,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_max_points(p)
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
+    p.add_argument("--crossover", metavar="AXIS",
+                   help="for each value of the other parameters, from which value of AXIS each algorithm "
+                        "becomes the cheapest (e.g. the message count n from which 3-step beats GPUDirect)")
+    p.add_argument("--plot", metavar="FILE", help="with --crossover: draw the crossover value against the one "
+                                                  "other swept parameter (.svg, .png or .pdf; needs matplotlib)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
@@ -1035,6 +1045,12 @@ def _add_package_commands(sub):
 
             measure_cli.add_arguments(p)
             p.set_defaults(run=_run_measure)
+            continue
+        if name == "grid-bcast":
+            from tlop.cli import gridbcast
+
+            gridbcast.add_arguments(p)
+            p.set_defaults(run=gridbcast.run)
             continue
         from tlop.cli import rules as rules_cli
 
