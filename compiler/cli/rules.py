@@ -134,6 +134,9 @@ def add_explain_arguments(p):
                    help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
     g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
     g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
+    from tlop.cli.main import _add_config_options
+
+    _add_config_options(g)
 
 
 def _algorithm(program, name):
@@ -143,7 +146,7 @@ def _algorithm(program, name):
     return program.algorithms[name]
 
 
-_STAGE_OPTIONS = ("mapping", "profile", "bind", "reduce_op", "libtaulop_compat", "json", "plot")
+_STAGE_OPTIONS = ("mapping", "config", "layout", "partition", "profile", "bind", "reduce_op", "libtaulop_compat", "json", "plot")
 _DERIVATION_OPTIONS = {"latex": "--latex", "time_passes": "--time-passes", "dump_after": "--dump-after", "no": "--no",
                        "assume": "--assume"}
 
@@ -169,7 +172,7 @@ def run_explain_stages(args, load) -> int:
     from tlop import ir
     from tlop.analysis.stages import explain_stages, explanation_json, explanation_lines
     from tlop.backends.binding import bind_mapping
-    from tlop.cli.main import _assignments, _fmt_arg, _mapping, _profile
+    from tlop.cli.main import _add_config_options, _fmt_arg, _mapping, _point, _profile
 
     mixed = [flag for attr, flag in _DERIVATION_OPTIONS.items() if getattr(args, attr, None)]
     if mixed:
@@ -190,8 +193,8 @@ def run_explain_stages(args, load) -> int:
         if not have_matplotlib():
             print(f"tlop: error: {PLOT_HINT}", file=sys.stderr)
             return 2  # a missing optional dependency, as tlop measure without mpi4py
-    env = handle.bind(_assignments(args.assignments), strings=True)
-    mapping = _mapping(args)
+    env = handle.bind(_point(args, handle, args.assignments), strings=True)
+    mapping = _mapping(args, handle)
     profile = _profile(args)
     bound = bind_mapping(alg, env, mapping)
     program = module.program

@@ -804,7 +804,7 @@ class CodeGen(ExprFunctor):
         raise NotCompilable(f"a schedule ({type(e).__name__}) is not compiled by the JIT yet; the interpreter "
                             f"evaluates it", getattr(e, "span", None))
 
-    gen_Stage = gen_Loop = gen_Send = gen_Compute = gen_Block = gen_NodeOf = _schedule
+    gen_Stage = gen_Loop = gen_Send = gen_Compute = gen_Block = gen_NodeOf = gen_ConfigRef = _schedule
 
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known
