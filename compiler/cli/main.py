@@ -105,6 +105,10 @@ def _point(args, handle, items) -> dict:
         mapping = _mapping(args, handle)
         if isinstance(mapping, Layout):
             point["P"] = str(mapping.P)
+    if "N" in point and not any(p.name == "N" for p in handle.params) and _mapping(args, handle) is not None \
+            and getattr(_mapping(args, handle), "partition", None) is not None:
+        # N=… chose the configuration's partition of that size (a kernel reads N from it)
+        point.pop("N")
     return point
 
 
