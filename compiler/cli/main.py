@@ -98,7 +98,7 @@ def _point(args, handle, items) -> dict:
     """The ``NAME=VALUE`` arguments of one point; under a configuration (``--config``,
     ``--layout``) ``P`` defaults to its number of ranks.  Remembered for :func:`_mapping`."""
     point = _assignments(items)
-    args._point = point
+    args._point = dict(point)
     if handle.ir.over is not None and "P" not in point and any(p.name == "P" for p in handle.params):
         from tlop.runtime.mapping import Layout
 
