@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import tlop
 from tlop.cli import main
@@ -116,3 +117,62 @@ def test_summa_total_is_the_sum_of_its_iterations():
     total = m["summa"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg)
     steps = sum(m["summa_step"].evaluate("metropolis", P=6, k=k, b=8192.0, mapping=cfg) for k in range(256))
     assert total == pytest.approx(steps, rel=1e-12)
+    assert m["summa_banded"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg) == pytest.approx(total, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["M3"])
+def test_banded_summa_equals_summa_on_table1_layouts(name):
+    cfg = load_config(name).select_partition("summa", 128)
+    m = tlop.load("kernels/summa")
+    want = m["summa"].evaluate("lusitania", P=cfg.P, b=8192.0, mapping=cfg)
+    assert m["summa_banded"].evaluate("lusitania", P=cfg.P, b=8192.0, mapping=cfg) == pytest.approx(want, rel=1e-12)
+
+
+def _summa_sends(part, node, k):
+    """Independent numpy computation of SUMMA's sends at iteration k: per owner of pivot column k
+    its blocks to processes of its node and of other nodes (A1-aggregated), and per owner of
+    pivot row k its blocks to each process sharing its columns, in rank order."""
+    x, y, w, h = (np.asarray(a) for a in (part.x, part.y, part.w, part.h))
+    node = np.asarray(node)
+    rows = np.maximum(0, np.minimum((y + h)[:, None], (y + h)[None, :]) - np.maximum(y[:, None], y[None, :]))
+    cols = np.maximum(0, np.minimum((x + w)[:, None], (x + w)[None, :]) - np.maximum(x[:, None], x[None, :]))
+    np.fill_diagonal(rows, 0)
+    np.fill_diagonal(cols, 0)
+    same = node[:, None] == node[None, :]
+    pbc = [(int((rows[p] * same[p]).sum()), int((rows[p] * ~same[p]).sum()))
+           for p in np.flatnonzero((x <= k) & (k < x + w))]
+    pbr = [[(int(cols[p, q]), bool(same[p, q])) for q in np.flatnonzero(cols[p])]
+           for p in np.flatnonzero((y <= k) & (k < y + h))]
+    return pbc, pbr
+
+
+@settings(max_examples=12, deadline=None)
+@given(speeds=st.lists(st.floats(0.5, 8.0), min_size=2, max_size=6), N=st.integers(6, 14), M=st.integers(1, 3),
+       seed=st.integers(0, 10 ** 6), profile=st.sampled_from(["metropolis", "lusitania"]))
+def test_summa_schedule_agrees_with_an_independent_computation(tmp_path_factory, speeds, N, M, seed, profile):
+    from tlop.runtime.configs import Configuration
+    from tlop.runtime.partition import column_partition
+
+    P = len(speeds)
+    node = tuple(int(v) for v in np.random.default_rng(seed).integers(0, M, P))
+    part = column_partition(speeds, N, kernel="summa")
+    cfg = Configuration(node=node, source="<random>", partition=part)
+    step = tlop.load("kernels/summa")["summa_step"]
+    src = ['import "kernels/platform.tlop"']
+    ks = sorted({0, N // 2, N - 1})
+    for k in ks:
+        pbc, pbr = _summa_sends(part, node, k)
+        # a send of 0 bytes costs nothing; alone, T(0) would still be priced (its overhead), so an
+        # owner alone drops its empty part (in lock step with others it keeps its phase)
+        seqs = [[f"T[shm]({a} * b)", f"T[net]({c} * b)"] if len(pbc) > 1 else
+                [t for t, v in ((f"T[shm]({a} * b)", a), (f"T[net]({c} * b)", c)) if v] for a, c in pbc]
+        one = " || ".join("(" + " + ".join(q) + ")" for q in seqs if q) or "0s"
+        two = " || ".join("(" + " + ".join(f"T[{'shm' if s else 'net'}]({m} * b)" for m, s in seq) + ")"
+                          for seq in pbr if seq) or "0s"
+        src.append(f"algorithm at{k}(b: bytes) = ({one}) + ({two})")
+    path = tmp_path_factory.mktemp("summa") / "hand.tlop"
+    path.write_text("\n".join(src) + "\n")
+    hand = tlop.load(str(path))
+    for k in ks:
+        got = step.evaluate(profile, P=P, k=k, b=4096.0, mapping=cfg)
+        assert got == pytest.approx(hand[f"at{k}"].evaluate(profile, b=4096.0), rel=1e-12, abs=1e-15)
