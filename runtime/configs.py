@@ -137,12 +137,14 @@ class Configuration(Layout):
 
     def select_partition(self, kernel: str, N=None) -> "Configuration":
         """The configuration with the partition for ``kernel`` (an algorithm's name) and matrix
-        size ``N``: the only one, else the one whose ``kernel`` and ``N`` match."""
+        size ``N``: the only one, else the one whose ``kernel`` and ``N`` match (a partition for
+        ``summa`` serves ``summa_banded`` and ``summa_hloggp`` too)."""
         if self.partition is not None or not self.partitions:
             return self
         if len(self.partitions) == 1:
             return self.with_partition(self.partitions[0][1])
-        fits = [p for _, p in self.partitions if p.kernel == kernel and (N is None or p.N == N)]
+        fits = [p for _, p in self.partitions if (p.kernel == kernel or kernel.startswith(p.kernel + "_"))
+                and (N is None or p.N == N)]
         if len(fits) == 1:
             return self.with_partition(fits[0])
         names = ", ".join(f"{n} ({p.kernel}, N={p.N})" for n, p in self.partitions)

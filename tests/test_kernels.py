@@ -109,14 +109,19 @@ def test_wave2d_iteration_is_eq14_of_the_borders(profile, tmp_path):
     assert got == pytest.approx(want, rel=1e-12)
     total = tlop.load("kernels/wave2d")["wave2d"].evaluate(profile, P=8, T=50, e=8.0, mapping=cfg)
     assert total == pytest.approx(50 * want, rel=1e-12)
+    # HLogGP (000 §4.2 end): per process the sum of its messages, the largest process
+    per = [" + ".join(f"T[{'shm' if node[i] == node[j] else 'net'}]({B[i, j]} * e)" for j in range(8) if B[i, j])
+           for i in range(8)]
+    src.write_text('import "kernels/platform.tlop"\nalgorithm h(e: bytes) = max(' + ", ".join(per) + ")\n")
+    want = tlop.load(str(src))["h"].evaluate(profile, e=8.0)
+    got = tlop.load("kernels/wave2d")["wave2d_hloggp"].evaluate(profile, P=8, T=3, e=8.0, mapping=cfg)
+    assert got == pytest.approx(3 * want, rel=1e-12)
 
 
-def test_summa_total_is_the_sum_of_its_iterations():
+def test_summa_banded_is_summa():
     cfg = load_config("fig8").select_partition("summa")
     m = tlop.load("kernels/summa")
     total = m["summa"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg)
-    steps = sum(m["summa_step"].evaluate("metropolis", P=6, k=k, b=8192.0, mapping=cfg) for k in range(256))
-    assert total == pytest.approx(steps, rel=1e-12)
     assert m["summa_banded"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg) == pytest.approx(total, rel=1e-12)
 
 
@@ -170,9 +175,30 @@ def test_summa_schedule_agrees_with_an_independent_computation(tmp_path_factory,
         two = " || ".join("(" + " + ".join(f"T[{'shm' if s else 'net'}]({m} * b)" for m, s in seq) + ")"
                           for seq in pbr if seq) or "0s"
         src.append(f"algorithm at{k}(b: bytes) = ({one}) + ({two})")
+    # HLogGP (000 §4.1 end): per iteration the largest owner's sum of messages along its rows,
+    # plus the largest column's sum down it; every message alone on its channel
+    x, y, w, h = (np.asarray(a) for a in (part.x, part.y, part.w, part.h))
+    nd = np.asarray(node)
+    rows = np.maximum(0, np.minimum((y + h)[:, None], (y + h)[None, :]) - np.maximum(y[:, None], y[None, :]))
+    cols = np.maximum(0, np.minimum((x + w)[:, None], (x + w)[None, :]) - np.maximum(x[:, None], x[None, :]))
+    np.fill_diagonal(rows, 0)
+    np.fill_diagonal(cols, 0)
+
+    def msgs(p, share):
+        out = [f"T[{'shm' if nd[p] == nd[q] else 'net'}]({share[p, q]} * b)" for q in range(P) if share[p, q]]
+        return " + ".join(out) or "0s"
+
+    per_k = []
+    for k in range(N):
+        hor = [msgs(p, rows) for p in np.flatnonzero((x <= k) & (k < x + w))]
+        ver = [msgs(p, cols) for p in np.flatnonzero((y <= k) & (k < y + h))]
+        per_k.append(f"max({', '.join(hor)}, 0s) + max({', '.join(ver)}, 0s)")
+    src.append("algorithm hloggp(b: bytes) = " + " + ".join(per_k))
     path = tmp_path_factory.mktemp("summa") / "hand.tlop"
     path.write_text("\n".join(src) + "\n")
     hand = tlop.load(str(path))
     for k in ks:
         got = step.evaluate(profile, P=P, k=k, b=4096.0, mapping=cfg)
         assert got == pytest.approx(hand[f"at{k}"].evaluate(profile, b=4096.0), rel=1e-12, abs=1e-15)
+    got = tlop.load("kernels/summa")["summa_hloggp"].evaluate(profile, P=P, b=4096.0, mapping=cfg)
+    assert got == pytest.approx(hand["hloggp"].evaluate(profile, b=4096.0), rel=1e-12)
