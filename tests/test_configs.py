@@ -6,7 +6,7 @@ import json
 import pytest
 
 import tlop
-from tlop.cli import main
+from tlop.cli.main import main
 from tlop.runtime.configs import (ConfigError, bundled_configs, layout_json, load_config, partition_json,
                                   read_layout_file, read_partition_file)
 from tlop.runtime.jsonpos import positions

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tlop
-from tlop.cli import main
+from tlop.cli.main import main
 from tlop.runtime.configs import load_config
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"

@@ -68,3 +68,42 @@ def test_table1_layouts_match_the_published_counts(name):
         per_node[n] = types[r]
     assert sorted(per_node.values()).count("fermi12") == big and sorted(per_node.values()).count("fermi8") == small
     assert {n for n, _ in cfg.partitions} == {"summa-128", "summa-256", "wave2d-128", "wave2d-256"}
+
+
+def test_partition_command_prints_generates_and_draws(tmp_path, capsys):
+    from tlop.cli.main import main
+
+    assert main(["partition", "--config", "fig8"]) == 0
+    out = capsys.readouterr().out
+    assert "fig8: summa N = 256 blocks, P = 6" in out and "13640" in out  # p4: 124 x 110 blocks
+    target = tmp_path / "p.json"
+    assert main(["partition", "--config", "M4", "--generate", "64", "--gpu-speed", "12", "--out", str(target)]) == 0
+    from tlop.runtime.configs import read_partition_file
+
+    assert read_partition_file(target).P == 11
+    assert main(["partition", "--config", "M4"]) == 1
+    assert "which partition?" in capsys.readouterr().err
+
+
+def test_partition_figure_shows_every_rank_coloured_by_node():
+    pytest.importorskip("matplotlib")
+    from matplotlib.patches import Rectangle
+
+    from tlop.cli.plot_partition import build_figure
+
+    cfg = load_config("M10").select_partition("summa", 256)
+    ax = build_figure(cfg).axes[0]
+    rects = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(rects) == cfg.P
+    by_label = {p.get_label(): p for p in rects}
+    part = cfg.partition
+    for r in range(cfg.P):
+        p = by_label[f"p{r}"]
+        assert (p.get_x(), p.get_y(), p.get_width(), p.get_height()) == (part.x[r], part.y[r], part.w[r], part.h[r])
+        assert bool(p.get_hatch()) == (cfg.kinds[r] == "gpu")
+    colours = {}
+    for r in range(cfg.P):  # one colour per node, different nodes different colours (10 nodes < 20)
+        colours.setdefault(cfg.node[r], set()).add(by_label[f"p{r}"].get_facecolor())
+    assert all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == len(colours)
+    assert sorted(t.get_text() for t in ax.texts) == sorted(str(r) for r in range(cfg.P))

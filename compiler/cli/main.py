@@ -957,7 +957,7 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop") \
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop", "partition") \
     + tuple(PACKAGE_COMMANDS)
 
 
@@ -1061,6 +1061,13 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
 
         convert_taulop.add_arguments(p)
         p.set_defaults(run=convert_taulop.run)
+
+    p = sub.add_parser("partition", help="show, generate or draw a configuration's data partition")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import partition_cmd
+
+        partition_cmd.add_arguments(p)
+        p.set_defaults(run=partition_cmd.run)
 
     _add_package_commands(sub)
     return ap
