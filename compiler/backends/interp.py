@@ -538,6 +538,33 @@ class Interpreter(ExprFunctor):
         return float(out) if out.ndim == 0 else out
 
 
+    def _eval_ConfigRef(self, e, env, conc):
+        from tlop.runtime.configs import ConfigError
+
+        table = getattr(self.mapping, "table", None)
+        if table is None:
+            raise EvalError(f"{e.config}.{e.field} reads the configuration: evaluate the algorithm with one "
+                            f"(--config NAME, or --layout FILE --partition FILE)", e.span)
+        try:
+            values = table(e.config, e.field)
+        except ConfigError as err:
+            raise EvalError(str(err).removeprefix("tlop: error: "), e.span) from None
+        if e.index is None:
+            if not isinstance(values, int):
+                raise EvalError(f"{e.config}.{e.field} has one value per process: write {e.config}.{e.field}[p]",
+                                e.span)
+            return float(values)
+        if isinstance(values, int):
+            raise EvalError(f"{e.config}.{e.field} is one value, not one per process: write it without [ ]", e.span)
+        idx = np.asarray(self._eval(e.index, env, conc), dtype=float)
+        bad = ~(np.isfinite(idx) & (np.floor(idx) == idx) & (idx >= 0) & (idx < len(values)))
+        if bad.any():
+            v = float(idx.flat[int(np.flatnonzero(bad.ravel())[0])])
+            raise EvalError(f"{e.config}.{e.field}[{v:g}]: the index is outside 0 … {len(values) - 1}", e.span)
+        out = values[idx.astype(np.int64)]
+        return float(out) if out.ndim == 0 else out
+
+
 def _union(starts: np.ndarray, stops: np.ndarray):
     """The integer intervals ``[first, last]`` covering every non-empty ``[start, stop]``,
     merged where they touch or overlap, in increasing order."""

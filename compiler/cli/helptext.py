@@ -49,6 +49,12 @@ HELP = {
     "convert-taulop": ("Convert libtaulop parameter files (SHM.txt, TCP.txt, IB.txt, gamma.txt) into a "
                        "profile.",
                        ["tlop convert-taulop params/metropolis --name metropolis --out metropolis.json"]),
+    "partition": ("Show a configuration's data partition (each rank's rectangle of blocks), generate one "
+                  "from a layout's speeds (Beaumont et al.'s column-based partition, or 1D slabs), or draw it "
+                  "coloured by node.",
+                  ["tlop partition --config M10 --partition summa-256 --plot m10.svg",
+                   "tlop partition --config fig8",
+                   "tlop partition --layout mine.json --generate 256 --gpu-speed 12 --out mine-summa.json"]),
     "rules": ("List the rewrite rules of the simplifier; --verify proves each with Z3.",
               ["tlop rules", "tlop rules --verify --family A1"]),
     "explain": ("Print the derivation of an algorithm's simplified cost, or (with NAME=VALUE arguments "

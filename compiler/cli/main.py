@@ -74,11 +74,42 @@ def _assignments(items: Sequence[str]) -> dict:
     return out
 
 
-def _mapping(args):
-    """The process mapping of ``--mapping`` (None when not given)."""
+def _mapping(args, handle=None):
+    """The process mapping of ``--mapping``, or the configuration of ``--config``, ``--layout``
+    and ``--partition`` (:mod:`tlop.runtime.configs`); None when none is given.  With the
+    algorithm's ``handle``, a configuration offering several partitions gives the one for that
+    algorithm and the point's ``N`` (``args._point``, set by the commands at one point)."""
     from tlop.backends.binding import as_mapping
+    from tlop.runtime.configs import configuration
 
-    return as_mapping(getattr(args, "mapping", None))
+    cfg = configuration(getattr(args, "config", None), getattr(args, "layout", None),
+                        getattr(args, "partition", None))
+    if cfg is None:
+        return as_mapping(getattr(args, "mapping", None))
+    if getattr(args, "mapping", None):
+        raise TlopError("--mapping and --config/--layout both place the ranks; give one of them")
+    if handle is not None:
+        n = getattr(args, "_point", {}).get("N", "")
+        cfg = cfg.select_partition(handle.name, int(n) if n.isdigit() else None)
+    return cfg
+
+
+def _point(args, handle, items) -> dict:
+    """The ``NAME=VALUE`` arguments of one point; under a configuration (``--config``,
+    ``--layout``) ``P`` defaults to its number of ranks.  Remembered for :func:`_mapping`."""
+    point = _assignments(items)
+    args._point = dict(point)
+    if handle.ir.over is not None and "P" not in point and any(p.name == "P" for p in handle.params):
+        from tlop.runtime.mapping import Layout
+
+        mapping = _mapping(args, handle)
+        if isinstance(mapping, Layout):
+            point["P"] = str(mapping.P)
+    if "N" in point and not any(p.name == "N" for p in handle.params) and _mapping(args, handle) is not None \
+            and getattr(_mapping(args, handle), "partition", None) is not None:
+        # N=… chose the configuration's partition of that size (a kernel reads N from it)
+        point.pop("N")
+    return point
 
 
 def _engine(args, handle, profile, points: int = 2):
@@ -89,7 +120,7 @@ def _engine(args, handle, profile, points: int = 2):
     from tlop import ir
     from tlop.backends.binding import bind_mapping
 
-    mapping = _mapping(args)
+    mapping = _mapping(args, handle)
     engine = getattr(args, "engine", "auto")
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
@@ -357,14 +388,14 @@ def _fmt_value(ptype, v, program) -> str:
 def cmd_eval(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
-    env = h.bind(_assignments(args.assignments), strings=True)
+    env = h.bind(_point(args, h, args.assignments), strings=True)
     prof = _profile(args)
     engine, run = _engine(args, h, prof, points=1)
     value = float(run(env))
     if math.isnan(value):
         raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
     shown = {p.name: env[p.name] for p in h.params}
-    mapping = _mapping(args) if h.ir.over is not None else None
+    mapping = _mapping(args, h) if h.ir.over is not None else None
     if args.json:
         out = {
             "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
@@ -953,6 +984,18 @@ def _add_profile_options(p):
     p.add_argument("--mapping", metavar="MAPPING",
                    help="process mapping for algorithms over one: sequential(Q), round_robin(Q), "
                         "sequential(nodes=M), round_robin(nodes=M), or a layout file (.json, .csv)")
+    _add_config_options(p)
+
+
+def _add_config_options(p) -> None:
+    """``--config``, ``--layout``, ``--partition``: a heterogeneous configuration (docs/configurations)."""
+    p.add_argument("--config", metavar="NAME",
+                   help="a configuration (layout and partitions): a bundled one (fig8, fig9, M1 … M16; "
+                        "tlop configs lists them) or a configuration file")
+    p.add_argument("--layout", metavar="FILE", help="a layout file: rank -> node, node type, kind, cores")
+    p.add_argument("--partition", metavar="FILE|NAME",
+                   help="a partition file (each rank's rectangle of blocks), or with --config the name of "
+                        "one of its partitions")
 
 
 def _positive_count(text: str) -> int:
@@ -986,7 +1029,7 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop") \
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop", "partition") \
     + tuple(PACKAGE_COMMANDS)
 
 
@@ -1102,6 +1145,13 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
 
         convert_taulop.add_arguments(p)
         p.set_defaults(run=convert_taulop.run)
+
+    p = sub.add_parser("partition", help="show, generate or draw a configuration's data partition")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import partition_cmd
+
+        partition_cmd.add_arguments(p)
+        p.set_defaults(run=partition_cmd.run)
 
     _add_package_commands(sub)
     return ap
