@@ -141,8 +141,8 @@ def test_a_point_no_algorithm_prices_is_shown_as_none(tmp_path, capsys, figures)
     (["sweep", "taulop/bcast", "binomial_bcast", "P=2..100", "m=1KiB..4KiB:x2", "--plot", "x.svg"],
      "tlop sweep --plot draws at most 24 lines; P has 99 values"),
 ])
-def test_plot_refusals_are_one_line_errors(tmp_path, capsys, argv, message):
-    os.chdir(tmp_path)
+def test_plot_refusals_are_one_line_errors(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)  # restored after the test: later tests read files relative to the repository
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
