@@ -204,7 +204,7 @@ def test_profiles_json(capsys):
     out = run_json(["profiles"], capsys)
     by = {p["name"]: p for p in out["profiles"]}
     assert out["default"] == "metropolis"
-    assert by["localhost-example"]["families"] == ["τ-Lop", "pLogP", "LogGP"]
+    assert by["localhost-example"]["families"] == ["τ-Lop", "pLogP", "LogGP", "postal"]  # postal: the CPU paths tlop measure writes
     assert by["metropolis"]["families"] == ["τ-Lop"]
     one = run_json(["profiles", "metropolis"], capsys)
     (L,) = [t for t in one["tables"] if t["name"] == "L" and t["channel"] == "shm"]
@@ -246,7 +246,7 @@ def test_profiles_detail_golden(name, capsys, update_golden):
 def test_profiles_list_says_which_families_each_prices(capsys):
     assert main(["profiles"]) == 0
     out = capsys.readouterr().out
-    assert "  prices:   τ-Lop, pLogP, LogGP\n" in out and "  prices:   τ-Lop (+ reductions)\n" in out
+    assert "  prices:   τ-Lop, pLogP, LogGP, postal\n" in out and "  prices:   τ-Lop (+ reductions)\n" in out
 
 
 # --------------------------------------------------------------------------- prove: Ctrl-C, timeout

@@ -114,7 +114,7 @@ def test_channel_fields(tmp_path, monkeypatch):
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["ib"].update(transmission="rdmaa")))
     assert "profile.json: channels.ib.transmission: unknown kind 'rdmaa'; expected one of shm, tcp, rdma" in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["ib"].pop("transmission")))
-    assert "profile.json: channels.ib: missing required key 'transmission'" in msg
+    assert "profile.json: channels.ib: missing required key 'transmission' (or 'path': true" in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"].update({"my-net": {"transmission": "tcp"}})))
     assert 'profile.json: channels["my-net"]: a channel name must be an identifier' in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["shm"].update(description=3)))
