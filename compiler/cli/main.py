@@ -493,7 +493,7 @@ def _plot_checked(args, command: str) -> bool:
 
     check_target(args.plot, command)
     if not have_matplotlib():
-        print(f"tlop: error: {PLOT_HINT.format(command=command)}", file=sys.stderr)
+        _print_error(TlopError(PLOT_HINT.format(command=command)))
         return False
     return True
 
