@@ -9,7 +9,13 @@ the CPU microseconds per declaration with its ratio to that of the smallest file
 the front end is linear), the peak memory, and for the largest N the ratio of its CPU time to the
 5 s budget (≤ 1.0 meets it).
 
-Run: ``python bench/bench_frontend_scale.py [--max 1e5]`` (about two minutes with 10⁵).
+``--phases N`` instead splits the CPU time of checking one file of N declarations, in this
+process, into its phases: ANTLR's lexer, ANTLR's parser (in its default LL mode, and in the
+two-stage SLL-with-bail mode ANTLR recommends for speed, each on a parser whose DFA cache is
+warm and cold), building the AST, and checking and lowering it — each with its share of the total.
+
+Run: ``python bench/bench_frontend_scale.py [--max 1e5]`` (about two minutes with 10⁵), or
+``python bench/bench_frontend_scale.py --phases 10000``.
 """
 
 from __future__ import annotations
@@ -54,10 +60,63 @@ def run(argv: list, env: dict) -> tuple[float, float, float]:
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
+def phases(n: int) -> None:
+    """Print the CPU seconds of each phase of checking a file of ``n`` declarations."""
+    from antlr4 import CommonTokenStream, InputStream
+    from antlr4.atn.PredictionMode import PredictionMode
+    from antlr4.error.ErrorStrategy import BailErrorStrategy
+
+    import tlop
+    import tlop.frontend.parse as parse_mod
+    from tlop._antlr.TlopLexer import TlopLexer
+    from tlop._antlr.TlopParser import TlopParser
+    from tlop.runtime.diagnostics import DiagnosticSink, Source
+
+    text = source(n)
+    cpu = time.process_time
+    out = {}
+    t = cpu()
+    stream = CommonTokenStream(TlopLexer(InputStream(text)))
+    stream.fill()
+    out["lex (ANTLR lexer)"] = cpu() - t
+    for label, fast in (("parse, LL, cold DFA", False), ("parse, LL, warm DFA", False),
+                        ("parse, SLL + bail, warm DFA", True)):
+        stream.seek(0)
+        parser = TlopParser(stream)
+        if fast:
+            parser._interp.predictionMode = PredictionMode.SLL
+            parser._errHandler = BailErrorStrategy()
+        t = cpu()
+        tree = parser.program()
+        out[label] = cpu() - t
+    src = Source("decls.tlop", text)
+    t = cpu()
+    module = parse_mod._Builder(src, DiagnosticSink()).visit(tree)
+    out["build the AST"] = cpu() - t
+    real = parse_mod.parse_source
+    parse_mod.parse_source = lambda s: module if s.name.endswith("decls.tlop") else real(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "decls.tlop").write_text(text)
+        os.environ["TLOP_CACHE_DIR"] = str(Path(tmp) / "cache")
+        t = cpu()
+        tlop.load(str(Path(tmp) / "decls.tlop"))
+        out["check and lower (parse memoised)"] = cpu() - t
+    parse_mod.parse_source = real
+    total = out["lex (ANTLR lexer)"] + out["parse, LL, cold DFA"] + out["build the AST"] + out[
+        "check and lower (parse memoised)"]
+    print(f"{n:,} declarations, CPU seconds (share of lex + cold parse + AST + check = {total:.2f} s):")
+    for label, sec in out.items():
+        print(f"  {label:<34} {sec:7.2f}  {sec / total:6.1%}  {sec / n * 1e6:8.1f} µs/decl")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max", type=float, default=1e5, help="most declarations (default 1e5)")
+    ap.add_argument("--phases", type=int, metavar="N", help="split the CPU time of one file of N declarations")
     args = ap.parse_args()
+    if args.phases:
+        phases(args.phases)
+        return 0
     sizes = [n for n in (1000, 10_000, 100_000) if n <= args.max]
     print(f"{'decls':>8}  {'cpu s':>7}  {'wall s':>7}  {'µs/decl':>8}  {'× smallest':>10}  {'peak MB':>8}")
     base = None

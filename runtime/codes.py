@@ -28,13 +28,16 @@ CODES = (
      r"^(cannot find imported|import cycle|cannot import|no such file or stdlib module|cannot read )|"
      r"no \.tlop files under"),
     ("E060", "a file cannot be read or written (an operating-system error)",
-     r"cannot (write|create)\b|cannot read the samples file|never overwrites a file"),
+     r"cannot (write|create)\b|cannot read the (samples file|latency matrix)|never overwrites a file"),
     ("E070", "tlop measure: the MPI job, its samples file, another run writing the same output",
      r"\bMPI\b|\bmpiexec found\b|samples file|lock file|another tlop measure|nothing was measured|"
      r"did not finish within|^cannot start |earlier run's samples|edited by hand"),
     ("E004", "unknown type or unit", r"^unknown (type|unit)\b"),
     ("E080", "a claim or assumption of tlop prove (malformed, untyped, not encodable for the solver)",
      r"^a claim |^cannot tell the type|^cannot encode|at the counterexample|is passed as .+ and as "),
+    ("E023", "process configuration (a configuration table, its fields, per-process values, partitions)",
+     r"configuration|per-process|one value per process|is one value|its fields: |fields are int|"
+     r"\]: the index is outside|is declared '|^not valid JSON"),
     ("E003", "unknown name (parameter, table, channel, function, algorithm)",
      r"^(unknown|no algorithm|no such algorithm)\b|has no parameter|^no value for|is not defined on channel|"
      r"is not a channel of this program|^no candidate algorithm has|^no rules in family|no algorithm to compare"),
@@ -52,10 +55,12 @@ CODES = (
      r"beyond ±2\^53|nested too deeply"),
     ("E030", "bad argument value on the command line or in the Python API (NAME=VALUE, range, option)",
      r"^(--?[\w-]+[ :]|'?[\w]+=)|arguments are NAME=VALUE|is given twice \(|^argument \S+: |"
-     r"is not a channel index|too large for a double"),
+     r"is not a channel index|too large for a double|do not broadcast together|is given twice$|^give |"
+     r"^which \w+\? give|^tlop \w+ --plot|takes ranges of|give schedules as"),
     ("E021", "process mapping or layout", r"\b(layout|mapping)\b"),
-    ("E020", "platform profile (missing table, malformed file)", r"\bprofile\b|^invalid JSON"),
-    ("E022", "schedule (send, stage, model meaning)", r"^send |\bschedule\b|\bstage\b"),
+    ("E020", "platform profile (missing table, malformed file)",
+     r"\bprofile\b|^invalid JSON|expected numbers separated by"),
+    ("E022", "schedule (send, stage, model meaning)", r"^send |\bschedule\b|\bstage\b|sends from .+ outside ranks"),
     ("E009", "wrong arguments in a call",
      r"^missing argument|takes \d+ arguments?|positional|takes (no channel index|two or more arguments|\S+ arguments?)|"
      r"argument '?\w+'? given twice"),

@@ -54,6 +54,8 @@ CONFIG_FIELDS = {
 class ConfigError(MappingError):
     """A layout, partition or configuration file is malformed, or does not fit its use."""
 
+    code = "E023"
+
 
 @dataclass(frozen=True)
 class Partition:

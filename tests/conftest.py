@@ -9,6 +9,16 @@ import pytest
 # every solver limit (tlop.analysis.solver_time); tests of the timeout itself set their own.
 os.environ.setdefault("TLOP_SOLVER_TIMEOUT_SCALE", "20")
 
+# Hypothesis fails an example slower than 200 ms by default: a wall-clock assertion that a busy
+# machine breaks.  No test may assert speed, so no example has a deadline.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("tlop", deadline=None)
+    _hypothesis_settings.load_profile("tlop")
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,

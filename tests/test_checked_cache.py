@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _bounded import PATIENCE
 
 import tlop
 from tlop.frontend import checked_cache
@@ -131,8 +132,8 @@ def test_warm_eval_imports_no_parser_numpy_free_front(tmp_path):
             "'P=16', 'm=1MiB'])\nheavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('antlr4', 'llvmlite', 'z3', 'mpi4py') or m in ('tlop.frontend.parse', 'tlop.frontend.elaborate', "
             "'tlop.cli.rules', 'tlop.runtime.measure.cli'))\nprint('HEAVY', heavy)\nsys.exit(rc)\n")
-    cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=PATIENCE)
+    warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert cold.returncode == 0 and warm.returncode == 0, cold.stderr + warm.stderr
     assert "HEAVY []" in warm.stdout, warm.stdout
     assert "antlr4" in cold.stdout  # the cold run did parse

@@ -307,3 +307,42 @@ def test_explain_derivation_json(tmp_path, capsys):
     # an algorithm with a schedule: --json alone still asks for a point
     assert main(["explain", "taulop/allgather", "ring", "--json"]) == 1
     assert "no schedule" not in capsys.readouterr().out
+
+
+def _raise_sites():
+    """(file:line, message template) of every diagnostic raised with a literal message in the
+    source, its f-string fields replaced by ``1``; error classes with their own code are left out."""
+    import ast
+
+    classes = {"TlopError", "EvalError", "Diagnostic", "error"}  # classified by their message
+    for path in sorted([*(ROOT / "compiler").rglob("*.py"), *(ROOT / "runtime").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            first = node.args[0]
+            if name not in classes:
+                continue
+            if isinstance(first, ast.JoinedStr):
+                text = "".join(v.value if isinstance(v, ast.Constant) else "1" for v in first.values)
+            elif isinstance(first, ast.Constant) and isinstance(first.value, str):
+                text = first.value
+            else:
+                continue
+            yield f"{path.relative_to(ROOT)}:{node.lineno}", text
+
+
+#: messages made of another diagnostic's message (which keeps its own code) or a code given
+#: explicitly; the sends of a schedule ('send 3 -> 4 : …: the destination rank …') are E022
+_WRAPPERS = {"1: 1", "1 at 11", "11", "1: the 1 rank 1 is outside 0 … 1 (P = 1)"}
+
+
+def test_every_raise_site_has_a_specific_code():
+    """No literal diagnostic of the source falls through to E099 'other error' (a new kind of
+    error gets a code of its own, or a pattern of an existing one, in tlop.runtime.codes)."""
+    sites = list(_raise_sites())
+    assert len(sites) > 250
+    other = [(where, text) for where, text in sites
+             if text not in _WRAPPERS and code_of(Diagnostic(text)) == "E099"]
+    assert not other, other

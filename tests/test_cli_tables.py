@@ -40,6 +40,7 @@ class Tty:
 def terminal(monkeypatch):
     def set_width(columns):
         monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setenv("LINES", "1000")  # tall: these tables fit without the pager
         monkeypatch.setattr(sys, "stdout", Tty(sys.stdout))
     return set_width
 

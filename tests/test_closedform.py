@@ -24,11 +24,14 @@ SIZES = (0.0, 1000.0, float(1 << 20), float(3 << 22))
 
 
 def _profiles():
-    """Every bundled profile, and again with the network bound to TCP where it has one (the
-    other decomposition of T^net)."""
+    """Every bundled profile with τ-Lop's shm and net channels (not the postal/max-rate path
+    profiles of paper 003, summit and lassen), and again with the network bound to TCP where it
+    has one (the other decomposition of T^net)."""
     out = []
     for name in bundled_profiles():
         prof = load_profile(name)
+        if prof.resolve_channel("shm") is None or prof.resolve_channel("net") is None:
+            continue
         out.append(pytest.param(prof, id=name))
         if "tcp" in prof.channels and prof.resolve_channel("net") != "tcp":
             out.append(pytest.param(prof.with_bindings({"net": "tcp"}), id=f"{name}-tcp"))

@@ -164,9 +164,11 @@ def test_plogp_broadcast_table1(name, plogp_profile):
 
 
 def test_plogp_table1_has_eleven_rows():
-    """Table 1's eleven rows, and the binomial and linear schedules (tests/test_dataflow.py)."""
+    """Table 1's eleven rows, and the schedules: binomial and linear (tests/test_dataflow.py),
+    and the segmented and Open MPI ones merged from wip/sched."""
     own = set(tlop.load("plogp/bcast").own_algorithms)
-    assert own - {"binomial", "linear"} == set(PLOGP_BCAST)
+    schedules = {"binomial", "linear", "binomial_segm", "linear_segm", "pipeline", "binomial_openmpi"}
+    assert own - schedules == set(PLOGP_BCAST) and len(PLOGP_BCAST) == 11
 
 
 def test_plogp_scatter_table2(plogp_profile):

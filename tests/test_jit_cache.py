@@ -9,6 +9,7 @@ import textwrap
 import uuid
 
 import pytest
+from _bounded import PATIENCE
 
 import tlop
 from tlop.backends.jit import cache, compile_algorithm, evaluator
@@ -105,7 +106,7 @@ def test_concurrent_processes_share_one_entry(cache_dir):
     env = dict(os.environ, TLOP_CACHE_DIR=str(cache_dir))
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=env, text=True) for _ in range(3)]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [p.communicate(timeout=PATIENCE) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     assert len({o for o, _ in outs}) == 1
     # one whole entry for the algorithm (and one for the shared scalar-call wrapper), no debris
@@ -144,13 +145,15 @@ def _oracle(mod, prof, name, **args):
 
 @pytest.fixture
 def alarm():
-    """Fail (not hang) when a cache read blocks: SIGALRM after 20 s raises in the test."""
+    """Fail (not hang) when a cache read blocks: SIGALRM raises in the test after PATIENCE s.
+    A blocked read uses no CPU, so this guard is wall-clock — a hang guard that a correct run
+    never comes near, not a speed requirement."""
     import signal
 
     def boom(*_):
         raise TimeoutError("the cache read blocked")
     old = signal.signal(signal.SIGALRM, boom)
-    signal.alarm(20)
+    signal.alarm(int(PATIENCE))
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, old)
@@ -289,7 +292,7 @@ def test_a_directory_or_key_of_another_user_is_not_used(tmp_path, monkeypatch, b
 
 def _run(script: str, env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=PATIENCE)
 
 
 _COMPILE_ONE = textwrap.dedent("""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from _bounded import PATIENCE
 
 from tlop.runtime.measure import plan
 from tlop.runtime.measure.cli import _launches
@@ -59,7 +60,7 @@ def test_forced_run_records_algorithm_and_time_and_resumes(tmp_path):
         return subprocess.run([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quiet",
                                "--quick", "--bench", "coll", "--channels", "shm", "--out", str(out),
                                "--eps", "0.05", "--time-cap", "0.2", *extra],
-                              capture_output=True, text=True, timeout=180, env=dict(os.environ))
+                              capture_output=True, text=True, timeout=PATIENCE, env=dict(os.environ))
 
     r = run()
     assert r.returncode == 0, r.stderr

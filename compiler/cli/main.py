@@ -493,7 +493,7 @@ def _plot_checked(args, command: str) -> bool:
 
     check_target(args.plot, command)
     if not have_matplotlib():
-        print(f"tlop: error: {PLOT_HINT.format(command=command)}", file=sys.stderr)
+        _print_error(TlopError(PLOT_HINT.format(command=command)))
         return False
     return True
 
@@ -566,18 +566,37 @@ def _sweep(args) -> int:
                     ({**_json_point(names, ptypes, m.program, columns, j), "seconds": float(val)}
                      for columns, values in chunks() for j, val in enumerate(values)))
         return 0
-    print(f"{h.name} on {prof.name} ({engine})")
     layout = None
     if len(swept) == 2:
         rk, ck = swept
         layout = matrix_layout(rk, ck, axes, label, _cost_width(args), grid.size)
+    # the height of the table is known before evaluating it: title, fixed values, header, rows
+    with _paged(args, _table_rows(grid, swept, layout) + 3):
+        _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks)
+    return 0
+
+
+def _table_rows(grid, swept, layout) -> int:
+    """The rows of the table of a grid in ``layout`` (known before it is evaluated)."""
+    if layout == "matrix":
+        return len(grid.axes[swept[0]])
+    if layout == "transposed":
+        return len(grid.axes[swept[1]])
+    return grid.size
+
+
+def _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks) -> None:
+    """The table of ``tlop sweep``: a matrix, transposed, or one row per point."""
+    names, axes = grid.names, grid.axes
+    print(f"{h.name} on {prof.name} ({engine})")
     if layout is not None:
+        rk, ck = swept
         fixed = {k: axes[k][0] for k in names if k not in swept}
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
         if layout == "transposed":
             _print_table(*_transposed(grid, rk, ck, label, lambda r, i: fmt.seconds(r[1][i], args), chunks))
-            return 0
+            return
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
         cols = len(axes[ck])
 
@@ -590,7 +609,6 @@ def _sweep(args) -> int:
         header = names + ["cost"]
         _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [fmt.seconds(val, args)]
                                               for j, val in enumerate(values)] for columns, values in chunks()))
-    return 0
 
 
 def _best_candidates(args, prof, raw):
@@ -764,38 +782,40 @@ def _best(args) -> int:
     if len(swept) == 2:
         rk, ck = swept
         layout = matrix_layout(rk, ck, axes, label, max(len(n) for n in labels + ["-"]), grid.size)
-    if layout is not None:
-        fixed = {k: axes[k][0] for k in names_ if k not in swept}
+    # the height of the table is known before evaluating it: title, notes, fixed values, header, rows
+    with _paged(args, _table_rows(grid, swept, layout) + 3 + len(excluded) + len(candidates)):
+        if layout is not None:
+            fixed = {k: axes[k][0] for k in names_ if k not in swept}
 
-        def preamble2():
-            preamble()
-            if fixed:
-                print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+            def preamble2():
+                preamble()
+                if fixed:
+                    print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
 
-        if layout == "transposed":
-            table = _transposed(grid, rk, ck, label, lambda r, i: winner(r[1], r[2], i), chunks)
-            preamble2()
-            _print_table(*table)
-            return 0
-        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
-        cols = len(axes[ck])
+            if layout == "transposed":
+                table = _transposed(grid, rk, ck, label, lambda r, i: winner(r[1], r[2], i), chunks)
+                preamble2()
+                _print_table(*table)
+                return 0
+            header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+            cols = len(axes[ck])
 
-        def rows():
-            for columns, best, best_cost, _, _ in chunks(_matrix_chunk(grid, rk, ck)):
-                yield [[label(rk, columns[rk][i])] + [winner(best, best_cost, j) for j in range(i, i + cols)]
-                       for i in range(0, len(best), cols)]
-        _print_table_chunks(header, rows, preamble2)
-    else:  # one row per point (also a matrix too wide for the terminal either way round)
-        header = names_ + ["best", "cost", "next best ×"]
+            def rows():
+                for columns, best, best_cost, _, _ in chunks(_matrix_chunk(grid, rk, ck)):
+                    yield [[label(rk, columns[rk][i])] + [winner(best, best_cost, j) for j in range(i, i + cols)]
+                           for i in range(0, len(best), cols)]
+            _print_table_chunks(header, rows, preamble2)
+        else:  # one row per point (also a matrix too wide for the terminal either way round)
+            header = names_ + ["best", "cost", "next best ×"]
 
-        def rows():
-            for columns, best, best_cost, second, _ in chunks():
-                yield [[label(k, columns[k][j]) for k in names_]
-                       + [winner(best, best_cost, j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j])
-                          else "-",
-                          f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
-                       for j in range(len(best))]
-        _print_table_chunks(header, rows, preamble)
+            def rows():
+                for columns, best, best_cost, second, _ in chunks():
+                    yield [[label(k, columns[k][j]) for k in names_]
+                           + [winner(best, best_cost, j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j])
+                              else "-",
+                              f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                           for j in range(len(best))]
+            _print_table_chunks(header, rows, preamble)
     return 0
 
 
@@ -824,6 +844,18 @@ def _write_csv(target: str, header: list, chunks) -> None:
     except OSError as err:
         raise TlopError(f"{printable(target)}: cannot write the CSV: {err.strerror or err}") from None
     print(f"wrote {n} rows to {printable(target)}")
+
+
+def _add_pager_option(p) -> None:
+    p.add_argument("--no-pager", dest="pager", action="store_false",
+                   help="never page a table taller than the terminal (pipes and files are never paged)")
+
+
+def _paged(args, lines: int):
+    """Standard output through the pager for a table of ``lines`` lines (:mod:`tlop.cli.pager`)."""
+    from tlop.cli.pager import paged
+
+    return paged(lines, getattr(args, "pager", True))
 
 
 def _print_table_chunks(header, chunks, preamble=None) -> None:
@@ -1094,6 +1126,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                    help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
                         "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
     fmt.add_unit_option(p)
+    _add_pager_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
 
@@ -1115,6 +1148,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                                                   "with --crossover, the crossover value against the other swept "
                                                   "parameter")
     fmt.add_unit_option(p)
+    _add_pager_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
 

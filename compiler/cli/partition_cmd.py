@@ -11,7 +11,6 @@ What it does not do: price anything (``tlop eval kernels/summa …``).
 from __future__ import annotations
 
 import json
-import sys
 
 from tlop.runtime.diagnostics import TlopError
 
@@ -76,7 +75,10 @@ def run(args) -> int:
         from tlop.cli.plot_stages import have_matplotlib
 
         if not have_matplotlib():
-            print("tlop: error: tlop partition --plot needs matplotlib; pip install 'tlop[plot]'", file=sys.stderr)
+            from tlop.cli.colour import print_error
+
+            print_error(TlopError("tlop partition --plot needs matplotlib, which is not installed; install it with "
+                                  "pip install 'tlop[plot]'"))
             return 2
         from tlop.cli.plot_partition import write_plot
 

@@ -184,8 +184,10 @@ def run(args) -> int:
     try:
         import mpi4py  # noqa: F401
     except ImportError:
-        print("tlop: error: tlop validate needs mpi4py, which is not installed; install it with "
-              "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)", file=sys.stderr)
+        from tlop.cli.colour import print_error
+
+        print_error(TlopError("tlop validate needs mpi4py, which is not installed; install it with "
+                              "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)"))
         return 2
     targets, ranges = _targets_and_ranges(args.items)
     profile = load_profile(args.profile)
