@@ -342,6 +342,8 @@ class _Deriver:
             raise NoClosedForm("the platform does not declare exactly one channel within nodes and one between")
         self.shm, self.net = within[0], between[0]
         self.net_key = info[self.net].contention or "dst_node"
+        if "all" in (info[self.shm].contention, self.net_key):
+            raise NoClosedForm("contention 'all' (one group per channel across nodes) has no closed form yet")
         self.conditions = []   # (IR, text)
         self.patterns = []
         self.lets = {}         # let-bound names in scope -> their IR
@@ -369,6 +371,8 @@ class _Deriver:
             return self.stage(e)
         if isinstance(e, ir.NodeOf):
             raise NoClosedForm("node(…) outside a stage depends on the mapping's placement of one rank")
+        if isinstance(e, ir.ConfigRef):
+            raise NoClosedForm(f"{e.config}.{e.field} reads a configuration's table")
         if isinstance(e, ir.Let):
             binds = tuple((n, self.walk(v)) for n, v in e.bindings)
             saved, saved_known = dict(self.lets), dict(self.known)
