@@ -8,6 +8,7 @@ import math
 import pytest
 
 import tlop
+from conftest import taulop_profiles
 from tlop import ir
 from tlop.analysis.closedform import closed_form, derive, expand_transmissions
 from tlop.backends.interp import Interpreter
@@ -15,7 +16,7 @@ from tlop.backends.notation import format_text
 from tlop.cli.main import main
 from tlop.ir.typecheck import algorithm_env
 from tlop.ir.verify import verify_expr
-from tlop.runtime.profile import bundled_profiles, load_profile
+from tlop.runtime.profile import load_profile
 
 AG = tlop.load("taulop/allgather")
 BC = tlop.load("taulop/bcast")
@@ -27,7 +28,7 @@ def _profiles():
     """Every bundled profile, and again with the network bound to TCP where it has one (the
     other decomposition of T^net)."""
     out = []
-    for name in bundled_profiles():
+    for name in taulop_profiles():
         prof = load_profile(name)
         out.append(pytest.param(prof, id=name))
         if "tcp" in prof.channels and prof.resolve_channel("net") != "tcp":

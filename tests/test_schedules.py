@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import tlop
+from conftest import taulop_profiles
 from tlop import ir
 from tlop.cli.main import main
 from tlop.runtime.diagnostics import TlopError
-from tlop.runtime.profile import bundled_profiles
 
-PROFILES = list(bundled_profiles())
+PROFILES = taulop_profiles()
 AG = tlop.load("taulop/allgather")
 BC = tlop.load("taulop/bcast")
 PLATFORM = (Path(tlop.__file__).parent.parent / "stdlib" / "taulop" / "platform.tlop")

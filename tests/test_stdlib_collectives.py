@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tlop
-from tlop.runtime.profile import bundled_profiles
+from conftest import taulop_profiles
 
-PROFILES = {n: tlop.load_profile(n) for n in sorted(bundled_profiles())}
+PROFILES = {n: tlop.load_profile(n) for n in sorted(taulop_profiles())}
 BCAST, SCATTER = tlop.load("taulop/bcast"), tlop.load("taulop/scatter")
 GATHER, REDUCE = tlop.load("taulop/gather"), tlop.load("taulop/reduce")
 ONE_NODE = tlop.sequential(64)
