@@ -30,6 +30,20 @@ def update_golden(request):
     return request.config.getoption("--update-golden")
 
 
+def taulop_profiles() -> list:
+    """Names of the bundled profiles that price τ-Lop schedules: tables o and L, and profile
+    channels for the platform's shm and net (not, e.g., the postal path profiles summit, lassen)."""
+    from tlop.runtime.profile import bundled_profiles, load_profile
+
+    out = []
+    for name in bundled_profiles():
+        prof = load_profile(name)
+        if prof.has_table("o", prof.resolve_channel("shm")) and prof.resolve_channel("shm") \
+                and prof.resolve_channel("net") and prof.has_table("L", prof.resolve_channel("net")):
+            out.append(name)
+    return out
+
+
 def synthetic_profile(name="synthetic", *, tables=None, scalars=None, channels=None, bind=None):
     """A small valid profile built in memory (format version 1)."""
     from tlop.runtime.profile import profile_from_dict

@@ -28,6 +28,7 @@ CASES = {
     "show_ring_sequential8_tcp": ["show", "taulop/allgather", "ring", "--mapping", "sequential(8)",
                                   "--profile", "metropolis", "--bind", "net=tcp"],
     "show_binomial_round_robin": ["show", "taulop/bcast", "binomial", "--mapping", "round_robin"],
+    "show_rda_sequential": ["show", "taulop/allgather", "rda", "--mapping", "sequential"],
     "show_plogp_latex": ["show", "plogp/bcast", "binomial_segmented", "--latex"],
     "check_stdlib": ["check", "taulop/bcast", "taulop/allgather", "plogp/bcast", "loggp/p2p"],
 }

@@ -8,6 +8,7 @@ import math
 import pytest
 
 import tlop
+from conftest import taulop_profiles
 from tlop import ir
 from tlop.analysis.closedform import closed_form, derive, expand_transmissions
 from tlop.backends.interp import Interpreter
@@ -15,7 +16,7 @@ from tlop.backends.notation import format_text
 from tlop.cli.main import main
 from tlop.ir.typecheck import algorithm_env
 from tlop.ir.verify import verify_expr
-from tlop.runtime.profile import bundled_profiles, load_profile
+from tlop.runtime.profile import load_profile
 
 AG = tlop.load("taulop/allgather")
 BC = tlop.load("taulop/bcast")
@@ -28,7 +29,7 @@ def _profiles():
     profiles of paper 003, summit and lassen), and again with the network bound to TCP where it
     has one (the other decomposition of T^net)."""
     out = []
-    for name in bundled_profiles():
+    for name in taulop_profiles():
         prof = load_profile(name)
         if prof.resolve_channel("shm") is None or prof.resolve_channel("net") is None:
             continue
@@ -103,15 +104,15 @@ def test_binomial_round_robin_closed_form_equals_enumeration(profile):
             assert float(interp.eval(d.conditions, env)) == float(M & (M - 1) == 0)
             if M & (M - 1):
                 continue
-            for root in sorted({0, 1 % P, P - 1}):
+            for root in sorted({0, P - 1}):
                 env["root"] = float(root)
-                for m in SIZES[1:3]:
+                for m in SIZES[1:3] if P <= 16 else SIZES[2:3]:
                     env["m"] = m
                     want = BC["binomial"].evaluate(profile, P=P, m=m, root=root, mapping=tlop.round_robin(Q))
                     got = float(interp.eval(d.expr, env))
                     assert _close(got, want), (P, Q, root, m, got, want)
                     checked += 1
-    assert checked > 150
+    assert checked > 80
 
 
 def test_guarded_closed_form_falls_back_to_the_schedule_outside_its_conditions():
@@ -215,3 +216,72 @@ def test_stdlib_ring_formulas_are_the_schedule(profile):
                 assert _close(seq.evaluate(profile, P=P, m=m, Q=Q), want), ("seq", P, Q, m)
                 want = ring.evaluate(profile, P=P, m=m, mapping=tlop.round_robin(Q))
                 assert _close(rr.evaluate(profile, P=P, m=m, Q=Q), want), ("rr", P, Q, m)
+
+
+XOR = tlop.loads("""
+    import "taulop/platform.tlop"
+    /// Every rank exchanges with p xor 2^s: both directions are sends.
+    algorithm both(P: int >= 2, m: bytes) over map: mapping =
+        stages s in 0 .. ceil(log2(P)) - 1 { par p in 0 .. P - 1: send p -> p xor (1 << s) : m }
+    /// One send per pair, from the lower rank, counting twice.
+    algorithm pairs(P: int >= 2, m: bytes) over map: mapping =
+        stages s in 0 .. ceil(log2(P)) - 1 {
+            par p in 0 .. P - 1 where p < (p xor (1 << s)): send p -> p xor (1 << s) : 2^s * m weight 2
+        }
+""")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("kind", ["sequential", "round_robin"])
+def test_xor_closed_forms_equal_enumeration(profile, kind):
+    """Recursive doubling: the stdlib's allgather rda (whose fold vanishes for P a power of two)
+    and plain xor exchanges, with and without the 'where' that keeps one send per pair; P a power
+    of two (the condition), Q | P."""
+    cases = [(AG, "rda"), (XOR, "both"), (XOR, "pairs")]
+    derived = {}
+    for mod, name in cases:
+        d = derive(mod.program, mod[name].ir, kind)
+        assert d.ok, (name, d.reason)
+        assert "P is a power of two" in d.condition_text
+        derived[name] = (mod, d, Interpreter(mod.program, profile))
+    for P in (2, 4, 8, 16, 32, 64):
+        for Q in QS:
+            if P % Q:
+                continue
+            for name, (mod, d, interp) in derived.items():
+                for m in SIZES[1:3]:
+                    env = {"P": float(P), "m": m, "Q": float(Q)}
+                    assert float(interp.eval(d.conditions, env)) == 1.0
+                    want = mod[name].evaluate(profile, P=P, m=m, mapping=_mapping(kind, Q))
+                    got = float(interp.eval(d.expr, env))
+                    assert _close(got, want), (name, kind, P, Q, m, got, want)
+    # P not a power of two: outside the conditions, so closed_form falls back to the schedule
+    mod, d, interp = derived["rda"]
+    assert float(interp.eval(d.conditions, {"P": 12.0, "m": 1.0, "Q": 4.0})) == 0.0
+
+
+def test_xor_closed_form_follows_the_contention_key(tmp_path):
+    """Without the 'where', a node both sends and receives Q transfers across: contention
+    'either' counts 2Q, 'dst_node' Q — each equal to enumeration."""
+    prof = load_profile("metropolis")
+    for key in ("dst_node", "src_node", "either", "node"):
+        src = tmp_path / f"x_{key}.tlop"
+        src.write_text(f"""model taulop
+channel shm within node contention node
+channel net between nodes contention {key}
+table o[c: channel](m: bytes) -> time
+table L[c: channel](m: bytes, tau: int) -> time
+transmission T[shm](m) = o[shm](m) + 2 * L[shm](m, 1)
+transmission T[net](m) = o[net](m) + L[net](m, 1)
+algorithm both(P: int >= 2, m: bytes) over map: mapping =
+    stages s in 0 .. ceil(log2(P)) - 1 {{ par p in 0 .. P - 1: send p -> p xor (1 << s) : m }}
+""")
+        mod = tlop.load(str(src))
+        for kind in ("sequential", "round_robin"):
+            d = derive(mod.program, mod["both"].ir, kind)
+            assert d.ok, d.reason
+            interp = Interpreter(mod.program, prof)
+            for P, Q in ((16, 4), (32, 2), (8, 8), (8, 1)):
+                want = mod["both"].evaluate(prof, P=P, m=4096.0, mapping=_mapping(kind, Q))
+                got = float(interp.eval(d.expr, {"P": float(P), "m": 4096.0, "Q": float(Q)}))
+                assert _close(got, want), (key, kind, P, Q, got, want)

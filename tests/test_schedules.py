@@ -11,14 +11,12 @@ import numpy as np
 import pytest
 
 import tlop
+from conftest import taulop_profiles
 from tlop import ir
 from tlop.cli.main import main
 from tlop.runtime.diagnostics import TlopError
-from tlop.runtime.profile import bundled_profiles
 
-#: the bundled profiles with τ-Lop's channels (not the postal/max-rate path profiles of paper 003)
-PROFILES = [n for n in bundled_profiles()
-            if None not in (tlop.load_profile(n).resolve_channel("shm"), tlop.load_profile(n).resolve_channel("net"))]
+PROFILES = taulop_profiles()
 AG = tlop.load("taulop/allgather")
 BC = tlop.load("taulop/bcast")
 PLATFORM = (Path(tlop.__file__).parent.parent / "stdlib" / "taulop" / "platform.tlop")

@@ -17,11 +17,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tlop
-from tlop.runtime.profile import bundled_profiles
+from conftest import taulop_profiles
 
-#: the bundled profiles with τ-Lop's channels (not the postal/max-rate path profiles of paper 003)
-PROFILES = {n: p for n, p in ((n, tlop.load_profile(n)) for n in sorted(bundled_profiles()))
-            if None not in (p.resolve_channel("shm"), p.resolve_channel("net"))}
+PROFILES = {n: tlop.load_profile(n) for n in sorted(taulop_profiles())}
 BCAST, SCATTER = tlop.load("taulop/bcast"), tlop.load("taulop/scatter")
 GATHER, REDUCE = tlop.load("taulop/gather"), tlop.load("taulop/reduce")
 ONE_NODE = tlop.sequential(64)

@@ -28,6 +28,16 @@ binomial broadcast, ``taulop/bcast binomial``)
     stage with ``δ ≥ M`` is ``⌈(P − δ)/a⌉`` shared-memory transfers in the root's node, one with
     ``δ < M`` is ``Q`` network transfers into (and out of) each of ``M/a`` nodes.
 
+``par p in 0 .. P−1 [where p < (p xor d)]: send p -> p xor d : s``  (recursive doubling, ``d`` a
+power of two, possibly depending on the stage variable)
+    for ``P`` a power of two (a condition; then ``Q`` is one too): the partner shares the node
+    when ``d < Q`` (``sequential``) or ``d ≥ P/Q`` (``round_robin``): ``Q`` transfers per node
+    inside (``Q/2`` with the ``where``), else ``Q`` entering and leaving each node.  A ``let``
+    bound to ``P − 2^⌊log2 P⌋`` (the fold of MPICH's recursive doubling for other P, as in
+    ``taulop/allgather rda``) is 0 under that condition: it is substituted, the index and size
+    expressions are folded (:func:`_peval`), and the fold's ``if r > 0 then stage … else 0``
+    stages vanish.
+
 Each channel's group size follows the platform's declared contention key (``node``/``either``
 on a channel between nodes counts a transfer in both of its nodes' groups).  All members of a
 group have the same size, so A2 is ``W ‖ T[c](s)`` with ``W`` the summed weights, and A3 the
@@ -253,6 +263,71 @@ def _and(*parts):
     return out if out is not None else _ONE
 
 
+def _nonneg(e: ir.Expr, nonneg: set) -> bool:
+    """Whether ``e`` is >= 0 for integer variables ``nonneg`` >= 0 (a syntactic check)."""
+    if isinstance(e, ir.Num):
+        return e.value >= 0
+    if isinstance(e, ir.Var):
+        return e.name in nonneg
+    if isinstance(e, ir.Bin) and e.op in ("+", "*", "<<", ">>", "xor", "&", "div"):
+        return _nonneg(e.lhs, nonneg) and _nonneg(e.rhs, nonneg)
+    return False
+
+
+def _nonpos(e: ir.Expr, nonneg: set) -> bool:
+    if isinstance(e, ir.Num):
+        return e.value <= 0
+    return isinstance(e, ir.Bin) and e.op == "-" and _nonpos(e.lhs, nonneg) and _nonneg(e.rhs, nonneg)
+
+
+def _peval(e: ir.Expr, known: dict, nonneg: set) -> ir.Expr:
+    """``e`` with the names of ``known`` replaced by their values and the little folding that
+    follows (numbers, ``x + 0``, ``x − 0``, ``x · 1``, an ``if`` on a known test, ``v < 0`` false
+    for ``v >= 0``, ``min(v, 0) = 0`` and ``max(0, −v) = 0``); every ``let`` is inlined.  Exact:
+    each step is an identity on the integers the index expressions hold."""
+    from tlop.ir import ops
+
+    if isinstance(e, ir.Var):
+        return known.get(e.name, e)
+    if isinstance(e, ir.Let):
+        body = e.body
+        for n, v in reversed(e.bindings):
+            body = _subst(body, n, v)
+        return _peval(body, known, nonneg)
+    if ir.binder(e) is not None:
+        return e
+    kids = tuple(_peval(k, known, nonneg) for k in ir.children(e))
+    e = ir.rebuild(e, kids)
+    if isinstance(e, ir.Bin):
+        a, b = e.lhs, e.rhs
+        if isinstance(a, ir.Num) and isinstance(b, ir.Num) and e.op in ops.BINARY:
+            return _num(float(ops.BINARY[e.op](a.value, b.value)))
+        if e.op in ("+", "-", "xor", "<<", ">>") and b == _ZERO:
+            return a
+        if e.op in ("+", "xor") and a == _ZERO:
+            return b
+        if e.op == "*" and b == _ONE:
+            return a
+        if e.op == "*" and a == _ONE:
+            return b
+        if e.op == "<" and b == _ZERO and _nonneg(a, nonneg):
+            return _ZERO
+        return e
+    if isinstance(e, ir.Cond) and isinstance(e.test, ir.Num):
+        return e.then_ if e.test.value else e.else_
+    if isinstance(e, ir.Fn) and e.name == "min" and len(e.args) == 2:
+        a, b = e.args
+        if (b == _ZERO and _nonneg(a, nonneg)) or (a == _ZERO and _nonneg(b, nonneg)):
+            return _ZERO
+    if isinstance(e, ir.Fn) and e.name == "max" and len(e.args) == 2:
+        a, b = e.args
+        if a == _ZERO and _nonpos(b, nonneg):
+            return _ZERO
+        if b == _ZERO and _nonpos(a, nonneg):
+            return _ZERO
+    return e
+
+
 # ----------------------------------------------------------------------------- derivation
 
 class _Deriver:
@@ -272,6 +347,8 @@ class _Deriver:
         self.conditions = []   # (IR, text)
         self.patterns = []
         self.lets = {}         # let-bound names in scope -> their IR
+        self.known = {}        # let-bound names whose value the conditions fix (the fold's r = 0)
+        self.nonneg = set()    # variables in scope known to be >= 0 (stage and par variables)
 
     # the per-node group size of the between-nodes channel when ``cross`` transfers leave and as
     # many enter every node (node/either count a transfer in both of its nodes' groups)
@@ -298,13 +375,59 @@ class _Deriver:
             raise NoClosedForm(f"{e.config}.{e.field} reads a configuration's table")
         if isinstance(e, ir.Let):
             binds = tuple((n, self.walk(v)) for n, v in e.bindings)
-            saved = dict(self.lets)
+            saved, saved_known = dict(self.lets), dict(self.known)
             self.lets.update({n: v for n, v in e.bindings})
+            for n, v in e.bindings:
+                self.known.pop(n, None)
+                if self._power_of_two_rest(v):
+                    # r = P − 2^⌊log2 P⌋ (the fold of recursive doubling): 0 when P is a power of two
+                    self.need(_b("==", _b("&", ir.Var("P"), _b("-", ir.Var("P"), _ONE)), _ZERO), "P is a power of two")
+                    self.known[n] = _ZERO
             body = self.walk(e.body)
-            self.lets = saved
+            self.lets, self.known = saved, saved_known
             return ir.Let(binds, body, span=e.span)
+        if isinstance(e, ir.Cond) and self.known:
+            test = _peval(e.test, self.known, self.nonneg)
+            if isinstance(test, ir.Num):
+                return self.walk(e.then_ if test.value else e.else_)
+        if isinstance(e, ir.Reduce):
+            lo = self.walk(e.lo)
+            hi = self.walk(e.hi)
+            saved = set(self.nonneg)
+            if _nonneg(_peval(e.lo, self.known, self.nonneg), self.nonneg):
+                self.nonneg.add(e.var)
+            else:
+                self.nonneg.discard(e.var)
+            body = self.walk(e.body)
+            self.nonneg = saved
+            return ir.rebuild(e, (lo, hi, body))
         kids = tuple(self.walk(k) for k in ir.children(e))
         return ir.rebuild(e, kids)
+
+    def _resolve(self, e: ir.Expr, depth: int = 8) -> ir.Expr:
+        """``e`` with the let-bound names in scope replaced by their values (a few levels)."""
+        for _ in range(depth):
+            names = ir.free_vars(e) & set(self.lets)
+            if not names:
+                break
+            for n in names:
+                e = _subst(e, n, self.lets[n])
+        return _subst(e, ir.RANKS, ir.Var("P"))
+
+    def _power_of_two_rest(self, v: ir.Expr) -> bool:
+        """Whether ``v`` is ``P − 2^⌊log2 P⌋`` (spelled with ``<<`` or ``^``, through lets)."""
+        r = self._resolve(v)
+        S = ir.Fn("floor", (ir.Fn("log2", (ir.Var("P"),)),))
+        return r in (_b("-", ir.Var("P"), _b("<<", _ONE, S)), _b("-", ir.Var("P"), _b("^", _num(2), S)))
+
+    def _full_range(self, lo, hi) -> bool:
+        """Whether ``lo .. hi`` is ``0 .. P − 1`` (or ``0 .. 2^⌊log2 P⌋ − 1``, the same under the
+        condition that P is a power of two, which the caller adds)."""
+        if not (isinstance(lo, ir.Num) and lo.value == 0):
+            return False
+        h = self._resolve(hi)
+        S = ir.Fn("floor", (ir.Fn("log2", (ir.Var("P"),)),))
+        return h in (_b("-", ir.Var("P"), _ONE), _b("-", _b("<<", _ONE, S), _ONE), _b("-", _b("^", _num(2), S), _ONE))
 
     def stage(self, st: ir.Stage) -> ir.Expr:
         if len(st.items) != 1 or not isinstance(st.items[0], ir.Loop) or st.items[0].kind != "par" \
@@ -313,9 +436,19 @@ class _Deriver:
                                "computations) is not recognised")
         loop, send = st.items[0], st.items[0].body
         t = loop.var
+        if self.known:
+            nonneg = self.nonneg | ({t} if _nonneg(loop.lo, self.nonneg) else set())
+            send = ir.Send(*(_peval(x, self.known, nonneg) for x in (send.src, send.dst, send.size, send.weight)),
+                           span=send.span)
+            loop = ir.Loop(loop.kind, t, _peval(loop.lo, self.known, self.nonneg),
+                           _peval(loop.hi, self.known, self.nonneg), _peval(loop.where, self.known, nonneg),
+                           send, span=loop.span)
         for what, x in (("size", send.size), ("weight", send.weight)):
             if t in ir.free_vars(x) or ir.has_schedule(x):
                 raise NoClosedForm(f"the {what} of a send depends on the rank")
+        pair = self.xor(loop, send)
+        if pair is not None:
+            return self.guard(send.size, pair)
         src, _ = _strip_mod(send.src, self.P, self.rename)
         dst, dmod = _strip_mod(send.dst, self.P, self.rename)
         ps, pd = poly(src, self.rename), poly(dst, self.rename)
@@ -328,8 +461,8 @@ class _Deriver:
         tree = self.binomial(loop, send, src, dst, ps, pd, plo, phi)
         if tree is not None:
             return self.guard(send.size, tree)
-        raise NoClosedForm("the send pattern is neither a shift p -> (p + d) % P over all ranks nor "
-                           "binomial-tree pairs")
+        raise NoClosedForm("the send pattern is neither a shift p -> (p + d) % P over all ranks, nor "
+                           "partners p -> p xor d, nor binomial-tree pairs")
 
     def guard(self, size, cost):
         lo = self.alg_bound(size)
@@ -397,6 +530,49 @@ class _Deriver:
         both = self.cost([(self.shm, intra), (self.net, self.net_group(cross, cross))], send)
         outside = self.cost([(self.net, self.net_group(Q, Q))], send)
         return ir.Cond(_b("==", intra, Q), inside, ir.Cond(_b("==", intra, _ZERO), outside, both))
+
+    # ------------------------------------------------------------------ xor partners
+    def xor(self, loop, send):
+        """``par p in 0 .. P − 1 [where p < (p xor d)]: send p -> p xor d`` with d a power of two
+        (recursive doubling), for P a power of two (then Q, which divides P, is one too).  Under
+        ``sequential(Q)`` the partner is on the same node exactly when d < Q, under
+        ``round_robin(Q)`` (node p mod P/Q) when d ≥ P/Q.  Inside: Q transfers per node (Q/2 with
+        the ``where``, which keeps the lower rank of each pair); across: every node's Q ranks
+        exchange with one partner node, so Q transfers enter (and leave) each node — the source
+        and destination nodes are disjoint with the ``where``, otherwise a node is both (contention
+        ``node``/``either``: 2Q)."""
+        t = loop.var
+        Tv = ir.Var(t)
+        if not (isinstance(send.src, ir.Var) and send.src.name == t and isinstance(send.dst, ir.Bin)
+                and send.dst.op == "xor"):
+            return None
+        a, d = send.dst.lhs, send.dst.rhs
+        if not (isinstance(a, ir.Var) and a.name == t) and isinstance(d, ir.Var) and d.name == t:
+            a, d = d, a
+        if not (isinstance(a, ir.Var) and a.name == t) or t in ir.free_vars(d):
+            return None
+        pd = poly(d, self.rename)
+        if pd is None or len(pd) != 1:
+            return None
+        ((dm, _), dc), = pd.items()
+        if dm or dc <= 0 or dc.denominator != 1 or (dc.numerator & (dc.numerator - 1)):
+            return None
+        if not self._full_range(loop.lo, loop.hi):
+            return None
+        w = loop.where
+        filtered = w == _b("<", Tv, send.dst) or w == _b("<", Tv, _b("xor", d, Tv))
+        if not (filtered or (isinstance(w, ir.Num) and w.value == 1)):
+            return None
+        self.patterns.append("partners p -> p xor d, d a power of two")
+        self.need(_b("==", _b("&", ir.Var("P"), _b("-", ir.Var("P"), _ONE)), _ZERO), "P is a power of two")
+        Q, Pv = ir.Var(self.q), ir.Var("P")
+        d_ir = _subst(d, ir.RANKS, Pv)
+        inside_count = _b("/", Q, _num(2)) if filtered else Q
+        inside = self.cost([(self.shm, inside_count)], send)
+        across = self.cost([(self.net, self.net_group(Q, Q, disjoint=filtered))], send)
+        if self.kind == "sequential":
+            return ir.Cond(_b("<", d_ir, Q), inside, across)
+        return ir.Cond(_b(">=", d_ir, _b("div", Pv, Q)), inside, across)
 
     # ------------------------------------------------------------------ binomial tree
     def binomial(self, loop, send, src, dst, ps, pd, plo, phi):

@@ -105,7 +105,11 @@ def term_count(e: ir.Expr) -> Optional[ir.Expr]:
     if got is None or got[0] is not e:
         if len(_CACHE) > 4096:
             _CACHE.clear()
-        if not any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e)):
+        try:
+            plain = not any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
+        except TypeError:  # a node class no back end knows: the evaluator reports it (UnhandledNode)
+            return None
+        if plain:
             got = (e, None)
         else:
             got = (e, _count(e))
