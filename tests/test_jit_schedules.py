@@ -111,6 +111,7 @@ def test_stdlib_schedules_agree_with_the_interpreter(module, name, P, Q, kind, m
 # ----------------------------------------------------------------------------- generated stages
 
 PLATFORM = (tlop.load("taulop/platform").path).read_text()
+PLATFORM_IMPORT = 'import "taulop/platform.tlop"\n'
 PROGRAMS = {rule: tlop.loads(PLATFORM.replace("contention dst_node", f"contention {rule}")).program
             for rule in ("dst_node", "src_node", "either", "node")}
 
@@ -265,3 +266,31 @@ def test_programs_differing_only_in_contention_or_model_get_their_own_code(tmp_p
     p = PROGRAMS["dst_node"]
     assert _program_repr(p, ring) != _program_repr(dataclasses.replace(p, model="loggp"), ring)
     assert _program_repr(p, ring) != _program_repr(PROGRAMS["either"], ring)
+
+
+# ----------------------------------------------------------------------------- the API's tiering
+
+def test_the_api_tiers_up_to_native_code_for_repeated_scalar_calls():
+    from tlop.backends.tiering import JIT_AFTER
+
+    mod = tlop.loads(PLATFORM_IMPORT + '''
+algorithm ring(P: int >= 2, m: bytes) over map: mapping =
+    stages k in 0 .. P - 2 { par p in 0 .. P - 1: send p -> (p + 1) % P : m }
+algorithm closed(P: int >= 2, m: bytes) = (P - 1) * T[shm](m)
+''', "tier.tlop")
+    prof = PROFILES["lusitania"]
+    tier = mod.native_tier
+    got = [mod["ring"].evaluate(prof, mapping="sequential(4)", P=4 + k, m=1000.0) for k in range(JIT_AFTER + 4)]
+    entry = next(e for k, e in tier._entries.items() if k[0] == "ring")
+    assert entry[2] and entry[2].mapping == tlop.sequential(4)  # compiled, for this mapping
+    for k, v in enumerate(got):  # interpreted first, native later: the same costs
+        env = bind_mapping(mod["ring"].ir, {"P": 4.0 + k, "m": 1000.0}, tlop.sequential(4))
+        assert agree(v, interp_point(mod.program, mod["ring"].ir, prof, env, tlop.sequential(4)))
+    # errors through the native path are the interpreter's
+    with pytest.raises(TlopError, match="P >= 2|P=1"):
+        mod["ring"].evaluate(prof, mapping="sequential(4)", P=1, m=1000.0)
+    # arrays, units and invalid='nan' stay with the interpreter; closed forms are never tiered
+    assert list(mod["ring"].evaluate(prof, mapping="sequential(4)", P=np.array([4, 5]), m=1000.0)) == got[:2]
+    for _ in range(JIT_AFTER + 1):
+        mod["closed"].evaluate(prof, P=8, m=1000.0)
+    assert next(e for k, e in tier._entries.items() if k[0] == "closed")[2] is False
