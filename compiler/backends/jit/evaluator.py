@@ -321,8 +321,8 @@ class Evaluator(functools.partial):
         if np.any(st[2:]):
             self._replay_warnings(env)
         if r - r != 0:  # ±inf or NaN
-            raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, env,
-                                  at=self._describe(env))
+            raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, self._ranked(env),
+                                  at=self._describe(env), mapping=self.mapping)
         return r
 
     def _describe(self, env: dict) -> str:
@@ -341,12 +341,17 @@ class Evaluator(functools.partial):
 
             bind_mapping(self.alg, env, self.mapping)  # raises the mapping's message
 
+    def _ranked(self, env: dict) -> dict:
+        """``env`` with the process count under :data:`tlop.ir.RANKS` for a schedule."""
+        if self.mapping is None:
+            return env
+        env = dict(env)
+        env[tir.RANKS] = env["P"]
+        return env
+
     def _interp(self, env: dict):
-        if self.mapping is not None:
-            env = dict(env)
-            env[tir.RANKS] = env["P"]
         with np.errstate(all="ignore"):
-            return Interpreter(self.program, self.profile, self.mapping).eval(self.alg.body, env)
+            return Interpreter(self.program, self.profile, self.mapping).eval(self.alg.body, self._ranked(env))
 
     def _raise_eval(self, env: dict, where: str):
         try:
@@ -528,8 +533,8 @@ class Evaluator(functools.partial):
                 raise TlopError(f"{err.diagnostics[0].message} at {self._describe(env)}{where}",
                                 err.diagnostics[0].span) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
-        raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, env, where=where,
-                              at=self._describe(env))
+        raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, self._ranked(env),
+                              where=where, at=self._describe(env), mapping=self.mapping)
 
 
 def _pool(k: int) -> ThreadPoolExecutor:
