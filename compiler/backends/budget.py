@@ -105,10 +105,11 @@ def term_count(e: ir.Expr) -> Optional[ir.Expr]:
     if got is None or got[0] is not e:
         if len(_CACHE) > 4096:
             _CACHE.clear()
-        if not any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e)):
-            got = (e, None)
-        else:
-            got = (e, _count(e))
+        try:
+            has = any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
+        except TypeError:  # a node class no pass knows: the engine reports it by name
+            has = False
+        got = (e, _count(e) if has else None)
         _CACHE[id(e)] = got
     return got[1]
 
