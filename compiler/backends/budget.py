@@ -107,8 +107,8 @@ def term_count(e: ir.Expr) -> Optional[ir.Expr]:
             _CACHE.clear()
         try:
             has = any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
-        except TypeError:  # a node class no pass knows: the engine reports it by name
-            has = False
+        except TypeError:  # a node class no pass knows: the engine reports it by name (not kept)
+            return None
         got = (e, _count(e) if has else None)
         _CACHE[id(e)] = got
     return got[1]
