@@ -51,7 +51,8 @@ from tlop import ir
 from tlop.ir import ops
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
-from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.codes import code_of
+from tlop.runtime.diagnostics import Diagnostic, TlopError
 
 __all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds", "check_size",
            "check_concurrency"]
@@ -237,7 +238,7 @@ class Interpreter(ExprFunctor):
             raise EvalError(f"no value for '{e.name}'", e.span) from None
 
     def _eval_Bin(self, e, env, conc):
-        if self.dataflow and e.op == "+" and self._holds_stage(e):
+        if self.dataflow and e.op in ("+", "*") and self._holds_stage(e):
             return self._schedule_program(e, env, conc)
         a = self._eval(e.lhs, env, conc)
         b = self._eval(e.rhs, env, conc)
@@ -394,7 +395,8 @@ class Interpreter(ExprFunctor):
         try:
             return table.lookup(args[0], tau) if tau is not None else table.lookup(args[0])
         except TlopError as err:
-            raise EvalError(f"{label}: {err.diagnostics[0].message}", e.span) from None
+            first = err.diagnostics[0]  # the table's own error (out of grid: E020), placed here
+            raise EvalError(Diagnostic(f"{label}: {first.message}", e.span, code=code_of(first))) from None
 
     def _eval_Scalar(self, e, env, conc):
         if e.channel is not None:
@@ -533,6 +535,33 @@ class Interpreter(ExprFunctor):
         for p in np.unique(P_a):
             sel = P_a == p
             out[sel] = self.mapping.node_of(rank_a[sel].astype(np.int64), int(p))
+        return float(out) if out.ndim == 0 else out
+
+
+    def _eval_ConfigRef(self, e, env, conc):
+        from tlop.runtime.configs import ConfigError
+
+        table = getattr(self.mapping, "table", None)
+        if table is None:
+            raise EvalError(f"{e.config}.{e.field} reads the configuration: evaluate the algorithm with one "
+                            f"(--config NAME, or --layout FILE --partition FILE)", e.span)
+        try:
+            values = table(e.config, e.field)
+        except ConfigError as err:
+            raise EvalError(str(err).removeprefix("tlop: error: "), e.span) from None
+        if e.index is None:
+            if not isinstance(values, int):
+                raise EvalError(f"{e.config}.{e.field} has one value per process: write {e.config}.{e.field}[p]",
+                                e.span)
+            return float(values)
+        if isinstance(values, int):
+            raise EvalError(f"{e.config}.{e.field} is one value, not one per process: write it without [ ]", e.span)
+        idx = np.asarray(self._eval(e.index, env, conc), dtype=float)
+        bad = ~(np.isfinite(idx) & (np.floor(idx) == idx) & (idx >= 0) & (idx < len(values)))
+        if bad.any():
+            v = float(idx.flat[int(np.flatnonzero(bad.ravel())[0])])
+            raise EvalError(f"{e.config}.{e.field}[{v:g}]: the index is outside 0 … {len(values) - 1}", e.span)
+        out = values[idx.astype(np.int64)]
         return float(out) if out.ndim == 0 else out
 
 

@@ -987,6 +987,10 @@ class CodeGen(ExprFunctor):
 
     gen_Loop = gen_Send = gen_Compute = gen_Block = _outside_stage
 
+    def gen_ConfigRef(self, e, env, conc):
+        raise NotCompilable("a configuration reference (partition.x[p]) is not compiled by the JIT yet; the "
+                            "interpreter evaluates it", getattr(e, "span", None))
+
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known
         at compile time (specialised channel arguments, constants) folded away."""

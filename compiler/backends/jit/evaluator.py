@@ -43,7 +43,8 @@ import numpy as np
 
 from tlop import ir as tir
 from tlop.backends.binding import bind_arguments, binder_for, broadcast_shape
-from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.codes import code_of
+from tlop.runtime.diagnostics import Diagnostic, TlopError
 from tlop.backends.interp import Interpreter
 from tlop.backends.nonfinite import nonfinite_error
 
@@ -574,8 +575,9 @@ class Evaluator(functools.partial):
             try:
                 self._interp(env)
             except TlopError as err:
-                raise TlopError(f"{err.diagnostics[0].message} at {self._describe(env)}{where}",
-                                err.diagnostics[0].span) from None
+                first = err.diagnostics[0]
+                raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
+                                           code=code_of(first))) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
         raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, self._ranked(env),
                               where=where, at=self._describe(env), mapping=self.mapping)
