@@ -114,13 +114,15 @@ _CLOSED_LOCK = threading.Lock()
 
 def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]):
     """``(algorithm, q)``: for a schedule under a sequential or round-robin mapping whose closed
-    form :mod:`tlop.analysis.closedform` derives, ``alg`` with the body ``if conditions then
+    form the registered provider derives (:mod:`tlop.backends.closedforms`: the API registers
+    :mod:`tlop.analysis.closedform`), ``alg`` with the body ``if conditions then
     closed form else schedule`` and the name of its ranks-per-node variable — the JIT compiles
     that, so a stage it covers costs a few table lookups, not an enumeration; else ``(alg,
     None)``.  Derived once per process and algorithm (it simplifies: up to a second)."""
-    from tlop.analysis.closedform import KINDS, derive
+    from tlop.backends.closedforms import KINDS, provider
 
-    if kind not in KINDS or alg.over is None:
+    derive = provider()
+    if kind not in KINDS or alg.over is None or derive is None:
         return alg, None
     key = (id(program), alg.name, kind)
     got = _CLOSED.get(key)
