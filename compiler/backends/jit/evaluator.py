@@ -133,7 +133,7 @@ def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]
             if d.ok:
                 body = d.expr if isinstance(d.conditions, tir.Num) and d.conditions.value else \
                     tir.Cond(d.conditions, d.expr, alg.body, ty=alg.body.ty)
-        except TlopError:
+        except Exception:  # noqa: BLE001 - a closed form that cannot be derived is just not used
             body = None
         closed = (tir.Algorithm(alg.name, alg.params, body, alg.doc, alg.model, over=alg.over, requires=alg.requires)
                   if body is not None else None)
@@ -368,6 +368,8 @@ class Evaluator(functools.partial):
         if np.any(st[2:]):
             self._replay_warnings(env)
         if r - r != 0:  # ±inf or NaN
+            if self._closed_q is not None:
+                self._schedule_error(env)
             raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, self._ranked(env),
                                   at=self._describe(env), mapping=self.mapping)
         return r
@@ -387,6 +389,16 @@ class Evaluator(functools.partial):
             from tlop.backends.binding import bind_mapping
 
             bind_mapping(self.alg, env, self.mapping)  # raises the mapping's message
+
+    def _schedule_error(self, env: dict) -> None:
+        """Raise the interpreter's error at ``env``, if it has one.  A closed form does not
+        check what the schedule's enumeration checks (an infinite weight makes it infinite,
+        where the schedule says the weight must be a positive number): a non-finite result of
+        code built from a closed form is explained by the schedule."""
+        try:
+            self._interp(env)
+        except TlopError:
+            raise
 
     def _ranked(self, env: dict) -> dict:
         """``env`` with the process count under :data:`tlop.ir.RANKS` for a schedule."""
@@ -581,6 +593,13 @@ class Evaluator(functools.partial):
                 raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
                                            code=code_of(first))) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
+        if self._closed_q is not None:
+            try:
+                self._schedule_error(env)
+            except TlopError as err:
+                first = err.diagnostics[0]
+                raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
+                                           code=code_of(first))) from None
         raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, self._ranked(env),
                               where=where, at=self._describe(env), mapping=self.mapping)
 
