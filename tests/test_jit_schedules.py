@@ -5,7 +5,9 @@ sort, ``Interpreter(…, schedules="sort")``) to 1e-12 relative, and the JIT fai
 the interpreter fails, with the same message.
 
 * every τ-Lop schedule of the standard library, under sequential and round-robin mappings, for
-  process counts 1 … 70 (powers of two and not), sizes from 0 to 64 MiB, roots, segment sizes;
+  process counts 1 … 70 (powers of two and not), sizes from 0 to 64 MiB, roots, segment sizes —
+  enumerated natively, and, for those with a closed form, compiled as ``if conditions then
+  closed form else schedule`` (the JIT's default);
 * generated stages (the patterns of tests/test_schedule_count.py: shift, xor and tree sends in
   blocks and ``seq`` loops, equal, unequal and zero sizes, weights, computations) under every
   mapping kind and every contention key — with the pattern chosen at run time, so that one
@@ -56,9 +58,23 @@ def _taulop_schedules():
 STDLIB = _taulop_schedules()
 
 
-def _evaluator(module, name, profile, mapping_kind, Q):
+def _evaluator(module, name, profile, mapping_kind, Q, closed):
     mapping = tlop.sequential(Q) if mapping_kind == "sequential" else tlop.round_robin(Q)
-    return compile_algorithm(tlop.load(module).program, name, PROFILES[profile], mapping=mapping), mapping
+    return compile_algorithm(tlop.load(module).program, name, PROFILES[profile], mapping=mapping,
+                             closed_forms=closed), mapping
+
+
+def _has_closed_form(module, name):
+    from tlop.backends.jit.evaluator import closed_variant
+
+    program = tlop.load(module).program
+    alg = program.algorithms[name]
+    return any(closed_variant(program, alg, kind)[1] is not None for kind in ("sequential", "round_robin"))
+
+
+# native enumeration for every schedule; the closed form (with the schedule where its
+# conditions fail) for those that have one
+STDLIB_CASES = [(m, n, False) for m, n in STDLIB] + [(m, n, True) for m, n in STDLIB if _has_closed_form(m, n)]
 
 
 def _args(alg, P, m, root, S):
@@ -94,23 +110,25 @@ def _compare(program, alg, ev, profile, mapping, args):
         assert agree(got, want), (args, got, want)
 
 
-@pytest.mark.parametrize("module,name", STDLIB, ids=[f"{m}:{n}" for m, n in STDLIB])
+@pytest.mark.parametrize("module,name,closed", STDLIB_CASES,
+                         ids=[f"{m}:{n}{':closed' if c else ''}" for m, n, c in STDLIB_CASES])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(P=st.one_of(st.integers(1, 70), st.sampled_from([2, 4, 8, 16, 32, 64])),
        Q=st.sampled_from([1, 2, 4, 8]), kind=st.sampled_from(["sequential", "round_robin"]),
        m=st.sampled_from([0.0, 1.0, 1000.0, 65536.0, 1048576.0, 67108864.0]),
        root=st.integers(0, 100), S=st.sampled_from([1024.0, 65536.0]))
-def test_stdlib_schedules_agree_with_the_interpreter(module, name, P, Q, kind, m, root, S):
+def test_stdlib_schedules_agree_with_the_interpreter(module, name, closed, P, Q, kind, m, root, S):
     mod = tlop.load(module)
     alg = mod.program.algorithms[name]
-    ev, mapping = _evaluator(module, name, "lusitania", kind, Q)
+    ev, mapping = _evaluator(module, name, "lusitania", kind, Q, closed)
     _compare(mod.program, alg, ev, PROFILES["lusitania"], mapping, _args(alg, P, m, root, S))
 
 
 # ----------------------------------------------------------------------------- generated stages
 
 PLATFORM = (tlop.load("taulop/platform").path).read_text()
+PLATFORM_IMPORT = 'import "taulop/platform.tlop"\n'
 PROGRAMS = {rule: tlop.loads(PLATFORM.replace("contention dst_node", f"contention {rule}")).program
             for rule in ("dst_node", "src_node", "either", "node")}
 
@@ -265,3 +283,31 @@ def test_programs_differing_only_in_contention_or_model_get_their_own_code(tmp_p
     p = PROGRAMS["dst_node"]
     assert _program_repr(p, ring) != _program_repr(dataclasses.replace(p, model="loggp"), ring)
     assert _program_repr(p, ring) != _program_repr(PROGRAMS["either"], ring)
+
+
+# ----------------------------------------------------------------------------- the API's tiering
+
+def test_the_api_tiers_up_to_native_code_for_repeated_scalar_calls():
+    from tlop.backends.tiering import JIT_AFTER
+
+    mod = tlop.loads(PLATFORM_IMPORT + '''
+algorithm ring(P: int >= 2, m: bytes) over map: mapping =
+    stages k in 0 .. P - 2 { par p in 0 .. P - 1: send p -> (p + 1) % P : m }
+algorithm closed(P: int >= 2, m: bytes) = (P - 1) * T[shm](m)
+''', "tier.tlop")
+    prof = PROFILES["lusitania"]
+    tier = mod.native_tier
+    got = [mod["ring"].evaluate(prof, mapping="sequential(4)", P=4 + k, m=1000.0) for k in range(JIT_AFTER + 4)]
+    entry = next(e for k, e in tier._entries.items() if k[0] == "ring")
+    assert entry[2] and entry[2].mapping == tlop.sequential(4)  # compiled, for this mapping
+    for k, v in enumerate(got):  # interpreted first, native later: the same costs
+        env = bind_mapping(mod["ring"].ir, {"P": 4.0 + k, "m": 1000.0}, tlop.sequential(4))
+        assert agree(v, interp_point(mod.program, mod["ring"].ir, prof, env, tlop.sequential(4)))
+    # errors through the native path are the interpreter's
+    with pytest.raises(TlopError, match="P >= 2|P=1"):
+        mod["ring"].evaluate(prof, mapping="sequential(4)", P=1, m=1000.0)
+    # arrays, units and invalid='nan' stay with the interpreter; closed forms are never tiered
+    assert list(mod["ring"].evaluate(prof, mapping="sequential(4)", P=np.array([4, 5]), m=1000.0)) == got[:2]
+    for _ in range(JIT_AFTER + 1):
+        mod["closed"].evaluate(prof, P=8, m=1000.0)
+    assert next(e for k, e in tier._entries.items() if k[0] == "closed")[2] is False

@@ -46,6 +46,10 @@ _N, _ONE, _ZERO = ir.Num, ir.Num(1.0), ir.Num(0.0)
 _CACHE: dict = {}
 
 
+def _count_outer(x, memo):
+    return _count(x, memo)
+
+
 def _add(a: Optional[ir.Expr], b: Optional[ir.Expr]) -> Optional[ir.Expr]:
     if a is None:
         return b
@@ -61,7 +65,22 @@ def _terms(e: ir.Reduce) -> ir.Expr:
     return ir.Cond(inside, n, _ZERO)
 
 
-def _count(e: ir.Expr) -> Optional[ir.Expr]:
+def _count(e: ir.Expr, memo: Optional[dict] = None) -> Optional[ir.Expr]:
+    """The count expression of ``e``; ``memo`` (by node identity) keeps a shared sub-expression
+    of the IR — a DAG after inlining — from being counted once per path to it."""
+    if memo is None:
+        memo = {}
+    got = memo.get(id(e))
+    if got is not None and got[0] is e:
+        return got[1]
+    out = _count_node(e, memo)
+    memo[id(e)] = (e, out)
+    return out
+
+
+def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
+    def _count(x):  # noqa: F811 - the memoised recursion
+        return _count_outer(x, memo)
     if isinstance(e, ir.Stage):
         return None
     if isinstance(e, ir.Reduce):
@@ -106,13 +125,10 @@ def term_count(e: ir.Expr) -> Optional[ir.Expr]:
         if len(_CACHE) > 4096:
             _CACHE.clear()
         try:
-            plain = not any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
-        except TypeError:  # a node class no back end knows: the evaluator reports it (UnhandledNode)
+            has = any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
+        except TypeError:  # a node class no pass knows: the engine reports it by name (not kept)
             return None
-        if plain:
-            got = (e, None)
-        else:
-            got = (e, _count(e))
+        got = (e, _count(e) if has else None)
         _CACHE[id(e)] = got
     return got[1]
 
@@ -126,7 +142,8 @@ def count_terms(interp, count: ir.Expr, env: dict, conc):
         a = count_terms(interp, count.lhs, env, conc)
         b = count_terms(interp, count.rhs, env, conc)
         return a + b if count.op == "+" else a * b
-    if scalar and isinstance(count, ir.Reduce) and not any(isinstance(n, ir.Reduce) for n in ir.walk(count.body)):
+    if scalar and isinstance(count, ir.Reduce) and not any(isinstance(n, ir.Reduce)
+                                                           for n in ir.walk_unique(count.body)):
         from tlop.backends.interp import MAX_TERMS
 
         lo, hi = float(interp._eval(count.lo, env, conc)), float(interp._eval(count.hi, env, conc))

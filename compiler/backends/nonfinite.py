@@ -210,7 +210,7 @@ def nonfinite_error(name: str, value: float, program, profile, expr, point: Mapp
     ``at`` when given, e.g. with channel names)."""
     what, span = explain_nonfinite(program, profile, expr, point, mapping)
     if at is None:
-        at = ", ".join(f"{k}={_g(v)}" for k, v in point.items()) or "this point"
+        at = ", ".join(f"{k}={_g(v)}" for k, v in point.items() if not k.startswith("%")) or "this point"
     kind = "NaN" if value != value else f"{value:g} s"
     cause = f": {what}" if what else ""
     return NonFiniteCost(f"'{name}' costs {kind}, not a finite time, at {at}{where}{cause}", span)

@@ -166,8 +166,11 @@ class CodeGen(ExprFunctor):
     specialised for."""
 
     def __init__(self, program: tir.Program, alg: tir.Algorithm, layout: ProfileLayout,
-                 channel_args: dict, sym: str, scalar_mask: int = 0, mapping_kind: Optional[str] = None):
+                 channel_args: dict, sym: str, scalar_mask: int = 0, mapping_kind: Optional[str] = None,
+                 closed_q: Optional[str] = None):
         self.program = program
+        #: the ranks-per-node variable of a closed form over the mapping (bound from the mapping)
+        self.closed_q = closed_q
         #: the kind of process mapping schedules are compiled for (:data:`tlop.backends.jit.schedgen.MAPPING_KINDS`)
         self.mapping_kind = mapping_kind
         self._stagegen = None
@@ -269,6 +272,8 @@ class CodeGen(ExprFunctor):
                 env[info.name] = self.set_level(v, -1 if self.scalar_mask >> k & 1 else 0)
         if self.alg.over is not None and "P" in env:
             env[tir.RANKS] = env["P"]  # schedules read the process count (bind_mapping)
+            if self.closed_q is not None:
+                env[self.closed_q] = self.stages().ranks_per_node(env["P"])
         body = self.alg.body
         self._emit_budget(body, env)
         if getattr(self.alg, "requires", None) is not None:

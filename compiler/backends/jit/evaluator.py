@@ -108,12 +108,49 @@ def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
                  sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
 
 
-def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None) -> _Code:
+_CLOSED: dict = {}  # (id(program), algorithm name, mapping kind) -> (program, algorithm, closed algorithm, q)
+_CLOSED_LOCK = threading.Lock()
+
+
+def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]):
+    """``(algorithm, q)``: for a schedule under a sequential or round-robin mapping whose closed
+    form the registered provider derives (:mod:`tlop.backends.closedforms`: the API registers
+    :mod:`tlop.analysis.closedform`), ``alg`` with the body ``if conditions then
+    closed form else schedule`` and the name of its ranks-per-node variable — the JIT compiles
+    that, so a stage it covers costs a few table lookups, not an enumeration; else ``(alg,
+    None)``.  Derived once per process and algorithm (it simplifies: up to a second)."""
+    from tlop.backends.closedforms import KINDS, provider
+
+    derive = provider()
+    if kind not in KINDS or alg.over is None or derive is None:
+        return alg, None
+    key = (id(program), alg.name, kind)
+    got = _CLOSED.get(key)
+    if got is None or got[0] is not program or got[1] is not alg:
+        try:
+            d = derive(program, alg, kind)
+            body = None
+            if d.ok:
+                body = d.expr if isinstance(d.conditions, tir.Num) and d.conditions.value else \
+                    tir.Cond(d.conditions, d.expr, alg.body, ty=alg.body.ty)
+        except Exception:  # noqa: BLE001 - a closed form that cannot be derived is just not used
+            body = None
+        closed = (tir.Algorithm(alg.name, alg.params, body, alg.doc, alg.model, over=alg.over, requires=alg.requires)
+                  if body is not None else None)
+        got = (program, alg, closed, d.q if body is not None else None)
+        with _CLOSED_LOCK:
+            _CLOSED[key] = got
+    return (got[2], got[3]) if got[2] is not None else (alg, None)
+
+
+def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
+            closed_q=None) -> _Code:
     t0 = time.perf_counter()
     eng = engine()
     h = hashlib.sha256()
     for part in ("tlop-jit-2", _source_hash(), eng.describe(), _program_repr(program, alg),
-                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}"):
+                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}",
+                 f"closed={closed_q}"):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
@@ -134,7 +171,8 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, map
             if addrs is not None:
                 _LOADED[key] = addrs
                 return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
-        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask, mapping_kind=mapping_kind)
+        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask, mapping_kind=mapping_kind,
+                     closed_q=closed_q)
         text = cg.build()
         obj = eng.compile_ir(text, f"{alg.name}")
         store.put(key, obj)
@@ -144,14 +182,17 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, map
 
 
 def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False,
-                      mapping=None) -> "Evaluator":
+                      mapping=None, closed_forms: bool = True) -> "Evaluator":
     """Native code for algorithm ``name`` of ``program`` priced on ``profile``.
 
     ``specialize=True`` bakes the profile's numbers into the code (faster lookups, one object
     per profile); by default tables are passed as data, so the compiled code is shared by
     every profile with the same table structure.  An algorithm declared ``over`` a process
     mapping needs ``mapping`` (``tlop.sequential(8)`` or its text): the code is compiled for
-    the mapping's kind, its numbers (Q, a layout's table) are data of the evaluator."""
+    the mapping's kind, its numbers (Q, a layout's table) are data of the evaluator.  With
+    ``closed_forms`` (the default) a schedule whose closed form is derived for a sequential or
+    round-robin mapping is compiled as ``if conditions then closed form else schedule``
+    (:func:`closed_variant`); ``closed_forms=False`` always enumerates its stages natively."""
     alg = program.algorithms.get(name)
     if alg is None:
         known = ", ".join(program.algorithms) or "(none)"
@@ -168,7 +209,7 @@ def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: b
             bind_mapping(alg, {}, None)  # raises the standard message
     else:
         mapping = None
-    return Evaluator(program, alg, profile, specialize, mapping)
+    return Evaluator(program, alg, profile, specialize, mapping, closed_forms)
 
 
 def _mapping_data(mapping, layout: ProfileLayout):
@@ -207,7 +248,8 @@ class Evaluator(functools.partial):
     #: ``None`` never specialises
     scalar_variant_min: Optional[int] = 20000
 
-    def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False, mapping=None):
+    def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False, mapping=None,
+                closed_forms: bool = True):
         from tlop.backends.jit import interrupt
 
         infos = param_infos(alg)
@@ -229,6 +271,8 @@ class Evaluator(functools.partial):
         #: the process mapping of a schedule (None for an algorithm without ``over``)
         self.mapping = mapping
         self._mapping_kind = mapping.kind if mapping is not None else None
+        #: the algorithm the code is generated from: ``alg``, or its closed form over the mapping
+        self._code_alg, self._closed_q = closed_variant(program, alg, self._mapping_kind if closed_forms else None)
         self.name = alg.name
         self.params = alg.params
         self._infos = infos
@@ -260,7 +304,8 @@ class Evaluator(functools.partial):
             with self._lock:
                 code = self._codes.get(k)
                 if code is None:
-                    code = _obtain(self.program, self.alg, self.layout, combo, mapping_kind=self._mapping_kind)
+                    code = _obtain(self.program, self._code_alg, self.layout, combo, mapping_kind=self._mapping_kind,
+                                   closed_q=self._closed_q)
                     self._codes[k] = code
                     self._native.set_code([combo[c] for c in self._channel_params],
                                           code.addrs[f"{code.sym}_batch"])
@@ -273,7 +318,8 @@ class Evaluator(functools.partial):
             with self._lock:
                 var = code.variants.get(mask)
                 if var is None:
-                    var = _obtain(self.program, self.alg, self.layout, combo, mask, self._mapping_kind)
+                    var = _obtain(self.program, self._code_alg, self.layout, combo, mask, self._mapping_kind,
+                                  self._closed_q)
                     code.variants[mask] = var
         return var
 
@@ -322,8 +368,10 @@ class Evaluator(functools.partial):
         if np.any(st[2:]):
             self._replay_warnings(env)
         if r - r != 0:  # ±inf or NaN
-            raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, env,
-                                  at=self._describe(env))
+            if self._closed_q is not None:
+                self._schedule_error(env)
+            raise nonfinite_error(self.name, r, self.program, self.profile, self.alg.body, self._ranked(env),
+                                  at=self._describe(env), mapping=self.mapping)
         return r
 
     def _describe(self, env: dict) -> str:
@@ -342,12 +390,27 @@ class Evaluator(functools.partial):
 
             bind_mapping(self.alg, env, self.mapping)  # raises the mapping's message
 
+    def _schedule_error(self, env: dict) -> None:
+        """Raise the interpreter's error at ``env``, if it has one.  A closed form does not
+        check what the schedule's enumeration checks (an infinite weight makes it infinite,
+        where the schedule says the weight must be a positive number): a non-finite result of
+        code built from a closed form is explained by the schedule."""
+        try:
+            self._interp(env)
+        except TlopError:
+            raise
+
+    def _ranked(self, env: dict) -> dict:
+        """``env`` with the process count under :data:`tlop.ir.RANKS` for a schedule."""
+        if self.mapping is None:
+            return env
+        env = dict(env)
+        env[tir.RANKS] = env["P"]
+        return env
+
     def _interp(self, env: dict):
-        if self.mapping is not None:
-            env = dict(env)
-            env[tir.RANKS] = env["P"]
         with np.errstate(all="ignore"):
-            return Interpreter(self.program, self.profile, self.mapping).eval(self.alg.body, env)
+            return Interpreter(self.program, self.profile, self.mapping).eval(self.alg.body, self._ranked(env))
 
     def _raise_eval(self, env: dict, where: str):
         try:
@@ -530,8 +593,15 @@ class Evaluator(functools.partial):
                 raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
                                            code=code_of(first))) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
-        raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, env, where=where,
-                              at=self._describe(env))
+        if self._closed_q is not None:
+            try:
+                self._schedule_error(env)
+            except TlopError as err:
+                first = err.diagnostics[0]
+                raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
+                                           code=code_of(first))) from None
+        raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, self._ranked(env),
+                              where=where, at=self._describe(env), mapping=self.mapping)
 
 
 def _pool(k: int) -> ThreadPoolExecutor:

@@ -223,6 +223,16 @@ class StageGen:
             return n, n
         return None, self._map_word(3)
 
+    def ranks_per_node(self, P):
+        """Q of a closed form (:func:`tlop.backends.jit.evaluator.closed_variant`): a sequential
+        mapping's ranks per node, a round-robin mapping's Q when it was given (NaN when it gives
+        the node count: the closed form's conditions then fail and the schedule runs)."""
+        b = self.b
+        Q, M = self._map_word(0), self._map_word(1)
+        if self.kind == "sequential":
+            return b.select(b.fcmp_ordered("ord", Q, Q), Q, b.call(self.intrinsic("llvm.ceil"), [b.fdiv(P, M)]))
+        return Q
+
     def node_of(self, p, d):
         """The node of rank ``p`` (a checked double) as an i64."""
         b = self.b
@@ -354,7 +364,8 @@ class StageGen:
             return ph
         if isinstance(item, tir.Loop):
             return self._loop(item, env, ph, s)
-        return cg.fail() and ph  # pragma: no cover - the verifier admits no other item
+        cg.fail()  # pragma: no cover - the verifier admits no other item (the interpreter names it)
+        return ph
 
     def _loop(self, loop, env, ph, s):
         cg, b = self.cg, self.b
