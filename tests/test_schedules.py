@@ -16,7 +16,8 @@ from tlop.cli.main import main
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.profile import bundled_profiles
 
-PROFILES = list(bundled_profiles())
+# the τ-Lop profiles (summit and lassen hold only the postal paths of paper 003)
+PROFILES = [p for p in bundled_profiles() if tlop.load_profile(p).has_table("L", "shm")]
 AG = tlop.load("taulop/allgather")
 BC = tlop.load("taulop/bcast")
 PLATFORM = (Path(tlop.__file__).parent.parent / "stdlib" / "taulop" / "platform.tlop")
