@@ -162,7 +162,13 @@ class AlgorithmHandle:
         ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
         counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
-        oracle's sort (``Interpreter(…, schedules="sort")``)."""
+        oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
+        many times with scalar arguments on one profile and mapping is compiled and then
+        answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
+            ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
+            if ev is not None:
+                return ev(**args)
         from tlop.backends.binding import as_mapping, bind_mapping
 
         if invalid not in ("raise", "nan"):
@@ -215,13 +221,15 @@ class AlgorithmHandle:
 
         return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
-    def compile(self, profile=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms
-        with a schedule are not compiled yet: :class:`tlop.backends.jit.NotCompilable` (a
-        TlopError) says so; evaluate them with :meth:`evaluate`."""
+    def compile(self, profile=None, *, mapping=None, **options):
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
+        ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
+        text).  Schedules in LogGP and pLogP (dataflow programs) are not compiled:
+        :class:`tlop.backends.jit.NotCompilable` (a TlopError) says so; evaluate them with
+        :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)
+        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)
@@ -259,6 +267,16 @@ class Module:
         self._root_algorithms = (tuple(elaborated.root_algorithms) if elaborated is not None
                                  else tuple(root_algorithms or ()))
         self._handles = {n: AlgorithmHandle(self, a) for n, a in self.program.algorithms.items()}
+
+    @property
+    def native_tier(self):
+        """When this module's schedules are evaluated natively (:mod:`tlop.backends.tiering`)."""
+        tier = self.__dict__.get("_native_tier")
+        if tier is None:
+            from tlop.backends.tiering import NativeTier
+
+            tier = self._native_tier = NativeTier(self.program)
+        return tier
 
     @property
     def elaborated(self):

@@ -26,7 +26,12 @@ declBody
     | 'def' name=ID '(' paramList? ')' ('->' result=typeRef)? '=' body=expr         # defDecl
     | 'algorithm' name=ID '(' paramList? ')' ('->' result=typeRef)? over=overClause?
           ('where' requires=expr)? '=' body=expr                                    # algorithmDecl
+    | 'config' name=ID '{' (fields+=configField (',' fields+=configField)* ','?)? '}'  # configDecl
     ;
+
+// `config partition { N: int, x: int[P] }`: a table of the evaluation's configuration
+// (docs/configurations.rst); `[P]` marks a value per process.
+configField : name=ID ':' type=typeRef (perRank='[' ranks=ID ']')? ;
 
 // `over map: mapping` or `over mapping`: the algorithm is evaluated with a process mapping.
 // `where COND` (after the parameters): a condition on the arguments every call must satisfy, on
@@ -92,6 +97,7 @@ power : base=postfix ('^' exponent=unary)? ;
 postfix
     : callee=callName ('[' channel=expr ']')? '(' args=argList? ')'                # call
     | name=ID '[' channel=expr ']'                                                  # indexedName
+    | config=ID '.' field=ID ('[' index=expr ']')?                                  # configAccess
     | atom                                                                          # atomPass
     ;
 
@@ -123,7 +129,7 @@ item
     ;
 
 // ---------------------------------------------------------------------------- reserved words
-// Words no program can use as names (`config` is kept for a later issue).
+// Words no program can use as names.
 reserved : 'stages' | 'stage' | 'par' | 'seq' | 'send' | 'compute' | 'reduce' | 'config' | 'over' | 'where'
          | 'div' | 'xor' ;
 

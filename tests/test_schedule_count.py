@@ -25,7 +25,7 @@ from tlop.runtime.mapping import layout_from_dict
 N, V = ir.Num, ir.Var
 PLATFORM = (Path(tlop.__file__).parent.parent / "stdlib" / "taulop" / "platform.tlop").read_text()
 PROGRAMS = {rule: tlop.loads(PLATFORM.replace("contention dst_node", f"contention {rule}")).program
-            for rule in ("dst_node", "src_node", "either", "node")}
+            for rule in ("dst_node", "src_node", "either", "node", "all")}
 PROFILES = [tlop.load_profile(n) for n in ("metropolis", "lusitania")]
 
 

@@ -479,6 +479,14 @@ class Encoder(ExprFunctor):
         """``node(p)``: an uninterpreted function of the rank and the process count."""
         return self.func("node_of", 2)(self._e(e.rank, env, conc), self._e(ir.Var(ir.RANKS), env, conc))
 
+    def _e_ConfigRef(self, e, env, conc):
+        """``partition.x[p]``: an uninterpreted function of the index (and of nothing for
+        ``partition.N``), one per configuration field."""
+        key = f"config_{e.config}_{e.field}"
+        if e.index is None:
+            return self.func(key, 0)()
+        return self.func(key, 1)(self._e(e.index, env, conc))
+
     def _e_item(self, e, env, conc):
         raise TlopError(f"a schedule item ({type(e).__name__.lower()}) outside a stage", e.span)
 

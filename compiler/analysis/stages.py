@@ -124,6 +124,8 @@ def _group_label(ch: str, rule: str, placement: str, key: int) -> str:
         return f"{ch} → node {key}"
     if rule == "src_node":
         return f"{ch} node {key} →"
+    if rule == "all":
+        return f"{ch} (all nodes)"
     if placement == "within":
         return f"{ch} node {key}"
     return f"{ch} node {key} ↔"

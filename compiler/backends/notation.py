@@ -196,6 +196,10 @@ class _Printer:
     def f_NodeOf(self, e, compact):
         return (self.func("node") + "(" + self.show(e.rank, True) + ")", _ATOM)
 
+    def f_ConfigRef(self, e, compact):
+        name = self.name(f"{e.config}.{e.field}")
+        return (name + ("[" + self.show(e.index, True) + "]" if e.index is not None else ""), _ATOM)
+
     def f_Stage(self, e, compact):
         return (self.stage([self.show(i, True) for i in e.items]), _ATOM)
 

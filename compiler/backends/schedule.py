@@ -21,7 +21,9 @@ arguments), for the reference interpreter, in two steps.
 Contention keys: ``node`` (all transfers inside one node; on a channel between nodes it counts a
 transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_node``, and
 ``either`` (the transfer is a member of the group of its source node and of the group of its
-destination node; the phase's maximum then takes the larger of the two).
+destination node; the phase's maximum then takes the larger of the two), and ``all`` (one group
+per channel and phase, whatever the nodes: the channel as one shared resource, as 000 prices
+SUMMA and the 2D wave).
 
 **Recording.**  An evaluator made with a ``recorder`` (a callable) passes it, for every stage it
 evaluates, a :class:`StageDetail`: the sends and computations, every member of every contention
@@ -181,6 +183,8 @@ class StageEvaluator(StageEnumerator):
                     keys = [(sel, dn[sel])]
                 elif rule == "src_node":
                     keys = [(sel, sn[sel])]
+                elif rule == "all":  # one group: every transfer on the channel, wherever it runs
+                    keys = [(sel, np.zeros(len(sel), dtype=np.int64))]
                 else:  # node / either: the group of the source node, and of the destination node
                     two = sel[sn[sel] != dn[sel]]
                     keys = [(sel, sn[sel]), (two, dn[two])]

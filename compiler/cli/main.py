@@ -74,11 +74,42 @@ def _assignments(items: Sequence[str]) -> dict:
     return out
 
 
-def _mapping(args):
-    """The process mapping of ``--mapping`` (None when not given)."""
+def _mapping(args, handle=None):
+    """The process mapping of ``--mapping``, or the configuration of ``--config``, ``--layout``
+    and ``--partition`` (:mod:`tlop.runtime.configs`); None when none is given.  With the
+    algorithm's ``handle``, a configuration offering several partitions gives the one for that
+    algorithm and the point's ``N`` (``args._point``, set by the commands at one point)."""
     from tlop.backends.binding import as_mapping
+    from tlop.runtime.configs import configuration
 
-    return as_mapping(getattr(args, "mapping", None))
+    cfg = configuration(getattr(args, "config", None), getattr(args, "layout", None),
+                        getattr(args, "partition", None))
+    if cfg is None:
+        return as_mapping(getattr(args, "mapping", None))
+    if getattr(args, "mapping", None):
+        raise TlopError("--mapping and --config/--layout both place the ranks; give one of them")
+    if handle is not None:
+        n = getattr(args, "_point", {}).get("N", "")
+        cfg = cfg.select_partition(handle.name, int(n) if n.isdigit() else None)
+    return cfg
+
+
+def _point(args, handle, items) -> dict:
+    """The ``NAME=VALUE`` arguments of one point; under a configuration (``--config``,
+    ``--layout``) ``P`` defaults to its number of ranks.  Remembered for :func:`_mapping`."""
+    point = _assignments(items)
+    args._point = dict(point)
+    if handle.ir.over is not None and "P" not in point and any(p.name == "P" for p in handle.params):
+        from tlop.runtime.mapping import Layout
+
+        mapping = _mapping(args, handle)
+        if isinstance(mapping, Layout):
+            point["P"] = str(mapping.P)
+    if "N" in point and not any(p.name == "N" for p in handle.params) and _mapping(args, handle) is not None \
+            and getattr(_mapping(args, handle), "partition", None) is not None:
+        # N=… chose the configuration's partition of that size (a kernel reads N from it)
+        point.pop("N")
+    return point
 
 
 def _engine(args, handle, profile, points: int = 2):
@@ -89,7 +120,7 @@ def _engine(args, handle, profile, points: int = 2):
     from tlop import ir
     from tlop.backends.binding import bind_mapping
 
-    mapping = _mapping(args)
+    mapping = _mapping(args, handle)
     engine = getattr(args, "engine", "auto")
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
@@ -108,7 +139,7 @@ def _engine(args, handle, profile, points: int = 2):
     if engine == "jit":
         import numpy as np
 
-        ev = handle.compile(profile)
+        ev = handle.compile(profile, mapping=mapping)
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
@@ -357,14 +388,14 @@ def _fmt_value(ptype, v, program) -> str:
 def cmd_eval(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
-    env = h.bind(_assignments(args.assignments), strings=True)
+    env = h.bind(_point(args, h, args.assignments), strings=True)
     prof = _profile(args)
     engine, run = _engine(args, h, prof, points=1)
     value = float(run(env))
     if math.isnan(value):
         raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
     shown = {p.name: env[p.name] for p in h.params}
-    mapping = _mapping(args) if h.ir.over is not None else None
+    mapping = _mapping(args, h) if h.ir.over is not None else None
     if args.json:
         out = {
             "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
@@ -452,7 +483,45 @@ def _transposed(grid, rk, ck, label, cells, chunks):
     return header, rows
 
 
+def _plot_checked(args, command: str) -> bool:
+    """Whether ``--plot`` can be drawn: its suffix is a picture format (else a TlopError) and
+    matplotlib is installed (else a one-line hint on stderr and False)."""
+    if not getattr(args, "plot", None):
+        return True
+    from tlop.cli.plot_grid import PLOT_HINT, check_target
+    from tlop.cli.plot_stages import have_matplotlib
+
+    check_target(args.plot, command)
+    if not have_matplotlib():
+        print(f"tlop: error: {PLOT_HINT.format(command=command)}", file=sys.stderr)
+        return False
+    return True
+
+
+def _gather(chunks, grid, pick, command: str) -> "np.ndarray":
+    """The values ``pick(chunk)`` of every chunk, in grid order, shaped as the grid (a picture)."""
+    import numpy as np
+
+    from tlop.cli.plot_grid import plotted_axes
+
+    plotted_axes(grid.names, grid.shape, command)  # refuse before evaluating
+    return np.concatenate([np.asarray(pick(c), dtype=float) for c in chunks()]).reshape(grid.shape)
+
+
+def _plot_wrote(args) -> None:
+    if getattr(args, "plot", None) and not args.json and args.csv != "-":
+        print(f"wrote {printable(args.plot)}")
+
+
 def cmd_sweep(args) -> int:
+    if not _plot_checked(args, "sweep"):
+        return 2  # a missing optional dependency
+    rc = _sweep(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
     prof = _profile(args)
@@ -473,6 +542,17 @@ def cmd_sweep(args) -> int:
         for start, columns in grid.chunks(size or CHUNK_POINTS):
             yield columns, _evaluate_columns(run, h, columns, ptypes)
 
+    if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
+        from tlop.cli.distributed import distributed_chunks
+
+        chunks = distributed_chunks(args, grid)  # noqa: F811
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import sweep_figure, write_figure
+
+        values = _gather(chunks, grid, lambda c: c[1], "sweep")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names if len(axes[k]) == 1)
+        title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
                    ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
@@ -562,6 +642,14 @@ def cmd_best(args) -> int:
         from tlop.cli import crossover
 
         return crossover.run(args)
+    if not _plot_checked(args, "best"):
+        return 2  # a missing optional dependency
+    rc = _best(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _best(args) -> int:
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
@@ -632,6 +720,14 @@ def cmd_best(args) -> int:
 
     def winner(best, best_cost, j):
         return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
+
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import selection_figure, write_figure
+
+        won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names_ if len(axes[k]) == 1)
+        title = f"cheapest algorithm on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
@@ -888,6 +984,18 @@ def _add_profile_options(p):
     p.add_argument("--mapping", metavar="MAPPING",
                    help="process mapping for algorithms over one: sequential(Q), round_robin(Q), "
                         "sequential(nodes=M), round_robin(nodes=M), or a layout file (.json, .csv)")
+    _add_config_options(p)
+
+
+def _add_config_options(p) -> None:
+    """``--config``, ``--layout``, ``--partition``: a heterogeneous configuration (docs/configurations)."""
+    p.add_argument("--config", metavar="NAME",
+                   help="a configuration (layout and partitions): a bundled one (fig8, fig9, M1 … M16; "
+                        "tlop configs lists them) or a configuration file")
+    p.add_argument("--layout", metavar="FILE", help="a layout file: rank -> node, node type, kind, cores")
+    p.add_argument("--partition", metavar="FILE|NAME",
+                   help="a partition file (each rank's rectangle of blocks), or with --config the name of "
+                        "one of its partitions")
 
 
 def _positive_count(text: str) -> int:
@@ -913,13 +1021,15 @@ PACKAGE_COMMANDS = {
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
     "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
+    "tune": "pick the cheapest library algorithm per (P, m) and write Open MPI / MPICH selection files",
+    "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
             "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop") \
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop", "partition") \
     + tuple(PACKAGE_COMMANDS)
 
 
@@ -978,6 +1088,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
     _add_max_points(p)
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
+    p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
+                                                  "(.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--distributed", action="store_true",
+                   help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
+                        "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
@@ -995,8 +1110,10 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--crossover", metavar="AXIS",
                    help="for each value of the other parameters, from which value of AXIS each algorithm "
                         "becomes the cheapest (e.g. the message count n from which 3-step beats GPUDirect)")
-    p.add_argument("--plot", metavar="FILE", help="with --crossover: draw the crossover value against the one "
-                                                  "other swept parameter (.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--plot", metavar="FILE", help="also draw a selection map (which algorithm is cheapest where, "
+                                                  "over one or two swept parameters) into FILE (.svg, .png or .pdf); "
+                                                  "with --crossover, the crossover value against the other swept "
+                                                  "parameter")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
@@ -1029,6 +1146,13 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
         convert_taulop.add_arguments(p)
         p.set_defaults(run=convert_taulop.run)
 
+    p = sub.add_parser("partition", help="show, generate or draw a configuration's data partition")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import partition_cmd
+
+        partition_cmd.add_arguments(p)
+        p.set_defaults(run=partition_cmd.run)
+
     _add_package_commands(sub)
     return ap
 
@@ -1039,6 +1163,18 @@ def _add_package_commands(sub):
     for name, help_ in PACKAGE_COMMANDS.items():
         p = sub.add_parser(name, help=help_)
         if isinstance(p, _Skipped):
+            continue
+        if name == "tune":
+            from tlop.cli import tune as tune_cli
+
+            tune_cli.add_arguments(p)
+            p.set_defaults(run=tune_cli.run)
+            continue
+        if name == "validate":
+            from tlop.cli import validate as validate_cli
+
+            validate_cli.add_arguments(p)
+            p.set_defaults(run=validate_cli.run)
             continue
         if name == "measure":
             from tlop.runtime.measure import cli as measure_cli
@@ -1094,7 +1230,7 @@ def _run_measure(args) -> int:
     try:
         import mpi4py  # noqa: F401  (the optional dependency: the 'mpi' extra)
     except ImportError:
-        print(f"tlop: error: {MPI_HINT}", file=sys.stderr)
+        _print_error(TlopError(MPI_HINT))
         return 2
     from tlop.runtime.measure import cli as measure_cli
 
@@ -1118,10 +1254,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _print_error(err: TlopError) -> None:
     """A diagnostic on stderr, in colour on a terminal (not with NO_COLOR)."""
-    from tlop.cli.colour import colour_diagnostics, wants_colour
+    from tlop.cli.colour import print_error
 
-    text = err.render()
-    print(colour_diagnostics(text) if wants_colour(sys.stderr) else text, file=sys.stderr)
+    print_error(err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1157,8 +1292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     except OSError as e:  # a file the user named cannot be read or written
+        from tlop.runtime.diagnostics import Diagnostic
+
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        print(f"tlop: error: {e.strerror or e}{where}", file=sys.stderr)
+        _print_error(TlopError(Diagnostic(f"{e.strerror or e}{where}", code="E060")))
         return 1
 
 

@@ -134,6 +134,17 @@ def add_explain_arguments(p):
                    help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
     g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
     g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
+    from tlop.cli.main import _add_config_options
+
+    _add_config_options(g)
+    g.add_argument("--derive", action="store_true",
+                   help="derive the stages' cost as paper 000 does: each process's sends, their composition, "
+                        "A2/A3, then A1 over the stages (eq. 8-10, 13-14)")
+    g.add_argument("--at", metavar="VAR=VALUE",
+                   help="explain one term of the algorithm's 'sum VAR in …' (e.g. --at k=80: one SUMMA iteration); "
+                        "implies --derive")
+    g.add_argument("--unit", metavar="NAME",
+                   help="print sizes as multiples of the argument NAME (e.g. --unit b: SUMMA's sizes in blocks)")
 
 
 def _algorithm(program, name):
@@ -143,7 +154,7 @@ def _algorithm(program, name):
     return program.algorithms[name]
 
 
-_STAGE_OPTIONS = ("mapping", "profile", "bind", "reduce_op", "libtaulop_compat", "json", "plot")
+_STAGE_OPTIONS = ("mapping", "config", "layout", "partition", "derive", "at", "unit", "profile", "bind", "reduce_op", "libtaulop_compat", "json", "plot")
 _DERIVATION_OPTIONS = {"latex": "--latex", "time_passes": "--time-passes", "dump_after": "--dump-after", "no": "--no",
                        "assume": "--assume"}
 
@@ -169,7 +180,7 @@ def run_explain_stages(args, load) -> int:
     from tlop import ir
     from tlop.analysis.stages import explain_stages, explanation_json, explanation_lines
     from tlop.backends.binding import bind_mapping
-    from tlop.cli.main import _assignments, _fmt_arg, _mapping, _profile
+    from tlop.cli.main import _add_config_options, _fmt_arg, _mapping, _point, _profile
 
     mixed = [flag for attr, flag in _DERIVATION_OPTIONS.items() if getattr(args, attr, None)]
     if mixed:
@@ -182,16 +193,16 @@ def run_explain_stages(args, load) -> int:
         raise TlopError(f"'{alg.name}' has no schedule stages to explain at a point; without NAME=VALUE arguments "
                         f"and stage options, tlop explain prints the derivation of its cost")
     if args.plot:
-        import sys
-
         from tlop.cli.plot_stages import PLOT_HINT, check_target, have_matplotlib
 
         check_target(args.plot)
         if not have_matplotlib():
-            print(f"tlop: error: {PLOT_HINT}", file=sys.stderr)
+            from tlop.cli.colour import print_error
+
+            print_error(TlopError(PLOT_HINT))
             return 2  # a missing optional dependency, as tlop measure without mpi4py
-    env = handle.bind(_assignments(args.assignments), strings=True)
-    mapping = _mapping(args)
+    env = handle.bind(_point(args, handle, args.assignments), strings=True)
+    mapping = _mapping(args, handle)
     profile = _profile(args)
     bound = bind_mapping(alg, env, mapping)
     program = module.program
@@ -202,7 +213,29 @@ def run_explain_stages(args, load) -> int:
     from tlop.cli.format import param_json
 
     values = {p.name: param_json(p.type, env[p.name], program.channels) for p in alg.params}  # 8, not 8.0
+    at = _at(args, alg)
+    if at is not None:
+        import dataclasses
+
+        from tlop.analysis.derivation import focus
+
+        alg = dataclasses.replace(alg, body=focus(alg.body, *at))
+    unit = None
+    if args.unit is not None:
+        p = next((p for p in alg.params if p.name == args.unit), None)
+        if p is None or p.type != "bytes":
+            raise TlopError(f"--unit {args.unit}: not a size parameter of '{alg.name}' "
+                            f"({', '.join(q.name for q in alg.params if q.type == 'bytes') or 'it has none'})")
+        unit = (args.unit, float(env[args.unit]))
     e = explain_stages(program, alg, profile, mapping, bound, shown, values)
+    if args.derive or at is not None:
+        from tlop.analysis.derivation import derivation_lines
+
+        if args.json or args.plot:
+            raise TlopError("--derive and --at print text; leave out --json and --plot")
+        for line in derivation_lines(e, program, profile, unit, at):
+            print(line)
+        return 0
     if args.plot:
         from tlop.cli.plot_stages import write_plot
 
@@ -215,6 +248,25 @@ def run_explain_stages(args, load) -> int:
         if args.plot:
             print(f"wrote {args.plot}")
     return 0
+
+
+def _at(args, alg):
+    """``(var, value)`` of ``--at VAR=VALUE``, checked against the algorithm's sums; None without it."""
+    from tlop.analysis.derivation import focus
+
+    if not args.at:
+        return None
+    var, eq, text = args.at.partition("=")
+    var = var.strip()
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise TlopError(f"--at {args.at}: expected VAR=VALUE with a whole number, e.g. --at k=80") from None
+    if not eq or focus(alg.body, var, value) is None:
+        sums = sorted({n.var for n in ir.walk_unique(alg.body) if isinstance(n, ir.Reduce) and n.kind == "sum"})
+        raise TlopError(f"--at {args.at}: '{alg.name}' has no 'sum {var} in …' to take a term of"
+                        f"{'; its sums: ' + ', '.join(sums) if sums else ''}")
+    return var, value
 
 
 def _run_derivation(args, load, as_json: bool = False) -> int:

@@ -52,6 +52,16 @@ class Indexed(Expr):
 
 
 @dataclass(frozen=True)
+class ConfigAccess(Expr):
+    """``partition.x[p]`` (a value per process) or ``partition.N`` (one value): a field of a
+    ``config`` declaration."""
+    config: str
+    field: str
+    index: Optional[Expr] = None
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
 class Arg(Node):
     """``e`` or ``name = e`` in a call."""
     name: Optional[str]
@@ -298,6 +308,25 @@ class AlgorithmDecl(Decl):
     over: Optional[str] = None
     span: Optional[Span] = _span()
     requires: Optional[Expr] = None
+
+
+@dataclass(frozen=True)
+class ConfigField(Node):
+    """``x: int[P]`` (one value per process) or ``N: int`` in a ``config`` declaration."""
+    name: str
+    type: TypeRef
+    per_rank: bool = False
+    span: Optional[Span] = _span()
+
+
+@dataclass(frozen=True)
+class ConfigDecl(Decl):
+    """``config partition { N: int, x: int[P], y: int[P], w: int[P], h: int[P] }``: a table of
+    the configuration an algorithm is evaluated with (docs/configurations.rst)."""
+    name: str
+    fields: tuple
+    docs: tuple = ()
+    span: Optional[Span] = _span()
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,33 @@ class _Elaborator:
                 self._param_decl(d)
             elif isinstance(d, (A.DefDecl, A.AlgorithmDecl)):
                 self._callable(d)
+            elif isinstance(d, A.ConfigDecl):
+                self._config_decl(d)
+
+    def _config_decl(self, d: A.ConfigDecl):
+        """Check a ``config`` declaration against the tables a configuration offers
+        (:data:`tlop.runtime.configs.CONFIG_FIELDS`)."""
+        from tlop.runtime.configs import CONFIG_FIELDS
+
+        offered = CONFIG_FIELDS.get(d.name)
+        if offered is None:
+            self.sink.error(f"no configuration table '{d.name}'; a configuration offers "
+                            f"{', '.join(CONFIG_FIELDS)}", d.span)
+            return
+        seen = set()
+        for f in d.fields:
+            if f.name in seen:
+                self.sink.error(f"duplicate field '{f.name}'", f.span)
+            seen.add(f.name)
+            if f.name not in offered:
+                self.sink.error(f"the configuration's {d.name} has no field '{f.name}'; its fields: "
+                                f"{', '.join(offered)}", f.span)
+                continue
+            if self._type(f.type) not in (T.INT, ERR):
+                self.sink.error(f"configuration fields are int, not '{f.type.name}'", f.type.span)
+            if f.per_rank != offered[f.name]:
+                want = f"{f.name}: int[P] (one value per process)" if offered[f.name] else f"{f.name}: int (one value)"
+                self.sink.error(f"{d.name}.{f.name} is declared '{want}'", f.span)
 
     def _dup(self, d, first):
         self.sink.error(f"duplicate definition of '{d.name}'", d.span,
@@ -321,6 +348,10 @@ class _Elaborator:
                 self.sink.error(f"parameter '{e.id}' is indexed by channel: write {e.id}[c]", e.span)
                 return ir.Num(0.0), ERR
             return ir.Scalar(e.id, None, span=e.span, ty=sig.ty), sig.ty
+        if isinstance(d, A.ConfigDecl):
+            self.sink.error(f"'{e.id}' is a configuration table: write {e.id}.FIELD "
+                            f"({', '.join(f.name for f in d.fields)})", e.span)
+            return ir.Num(0.0), ERR
         if d is not None:
             what = type(d).__name__.replace("Decl", "").lower()
             self.sink.error(f"'{e.id}' is a {what}; call it with arguments", e.span)
@@ -348,6 +379,29 @@ class _Elaborator:
         for key in _edit_keys(name):
             candidates |= index.get(key, set())
         return {k for k in candidates if _close(name, k)}
+
+    def _ConfigAccess(self, e: A.ConfigAccess, env):
+        d = self.globals.get(e.config)
+        index = self._int_expr(e.index, env, f"the index of {e.config}.{e.field}[…]") if e.index is not None else None
+        if not isinstance(d, A.ConfigDecl):
+            if d is None or e.config in env:
+                self.sink.error(f"unknown configuration table '{e.config}'; declare it, e.g. "
+                                f"'config {e.config} {{ … }}'", e.span)
+            else:
+                self.sink.error(f"'{e.config}' is not a configuration table (declared with 'config')", e.span)
+            return ir.Num(0.0), ERR
+        f = next((f for f in d.fields if f.name == e.field), None)
+        if f is None:
+            self.sink.error(f"'{e.config}' has no field '{e.field}'; its fields: "
+                            f"{', '.join(f.name for f in d.fields) or 'none'}", e.span)
+            return ir.Num(0.0), ERR
+        if f.per_rank and index is None:
+            self.sink.error(f"{e.config}.{e.field} has one value per process: write {e.config}.{e.field}[p]", e.span)
+            return ir.Num(0.0), ERR
+        if not f.per_rank and index is not None:
+            self.sink.error(f"{e.config}.{e.field} is one value: write it without [ ]", e.span)
+            return ir.Num(0.0), ERR
+        return ir.ConfigRef(e.config, e.field, index, span=e.span, ty=T.INT), T.INT
 
     def _Indexed(self, e: A.Indexed, env):
         d = self.globals.get(e.id)

@@ -128,7 +128,7 @@ def _split_number(text: str):
 #: the soft words of a channel declaration: ``within node`` / ``between nodes`` and the
 #: contention keys after ``contention``
 CHANNEL_PLACEMENTS = {"within": "node", "between": "nodes"}
-CONTENTION_KEYS = ("node", "dst_node", "src_node", "either")
+CONTENTION_KEYS = ("node", "dst_node", "src_node", "either", "all")
 
 
 class _Builder(TlopVisitor):
@@ -222,6 +222,15 @@ class _Builder(TlopVisitor):
         return A.AlgorithmDecl(ctx.name.text, params, self.visit(ctx.result) if ctx.result else None,
                                self.visit(ctx.body), over=over, span=self.sp(ctx),
                                requires=self.visit(ctx.requires) if ctx.requires is not None else None)
+
+    def visitConfigDecl(self, ctx):
+        fields = []
+        for f in ctx.fields:
+            if f.ranks is not None and f.ranks.text != "P":
+                self.sink.error(f"a per-process field is written '{f.name.text}: int[P]' (P processes), "
+                                f"not [{f.ranks.text}]", _tok_span(self.source, f.ranks))
+            fields.append(A.ConfigField(f.name.text, self.visit(f.type_), f.perRank is not None, span=self.sp(f)))
+        return A.ConfigDecl(ctx.name.text, tuple(fields), span=self.sp(ctx))
 
     def visitParamList(self, ctx):
         return tuple(self.visit(p) for p in ctx.param())
@@ -343,6 +352,10 @@ class _Builder(TlopVisitor):
 
     def visitIndexedName(self, ctx):
         return A.Indexed(ctx.name.text, self.visit(ctx.channel), span=self.sp(ctx))
+
+    def visitConfigAccess(self, ctx):
+        return A.ConfigAccess(ctx.config.text, ctx.field.text, self.visit(ctx.index) if ctx.index else None,
+                              span=self.sp(ctx))
 
     def visitAtomPass(self, ctx):
         return self.visit(ctx.atom())

@@ -51,6 +51,8 @@ def _expr(e: A.Expr) -> str:
         return e.id
     if isinstance(e, A.Indexed):
         return f"{e.id}[{unparse_expr(e.channel)}]"
+    if isinstance(e, A.ConfigAccess):
+        return f"{e.config}.{e.field}" + (f"[{unparse_expr(e.index)}]" if e.index is not None else "")
     if isinstance(e, A.Call):
         args = ", ".join((f"{a.name} = " if a.name else "") + unparse_expr(a.value) for a in e.args)
         ch = f"[{unparse_expr(e.channel)}]" if e.channel is not None else ""
@@ -118,6 +120,9 @@ def _decl(d: A.Decl) -> str:
         placement = {"within": " within node", "between": " between nodes"}.get(d.placement, "")
         contention = f" contention {d.contention}" if d.contention else ""
         return f"channel {d.name}{placement}{contention}"
+    if isinstance(d, A.ConfigDecl):
+        fields = ", ".join(f"{f.name}: {f.type.name}" + ("[P]" if f.per_rank else "") for f in d.fields)
+        return f"config {d.name} {{ {fields} }}"
     ch = ""
     if isinstance(d, (A.TableDecl, A.ParamDecl)) and d.channel is not None:
         ch = f"[{d.channel.name}: {d.channel.type.name}]"

@@ -54,6 +54,10 @@ Schedules (docs/semantics.rst, "Schedules"):
     Stage(…))``.
 ``NodeOf(rank)``
     The node the process mapping puts ``rank`` on (an int).
+``ConfigRef(config, field, index)``
+    ``partition.x[p]``: a value of the evaluation's configuration (:mod:`tlop.runtime.configs`),
+    per process (``index`` is the rank) or one for the whole configuration (``index`` None,
+    ``partition.N``); an int.
 
 Both read the *process mapping* of the evaluation, which is not a value of the IR: an engine
 receives it with the arguments, together with the process count under the reserved name
@@ -68,7 +72,7 @@ from typing import Any, Iterator, Optional
 __all__ = [
     "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
     "Scalar", "Conc", "Transmit", "Xmit", "ParComp", "Stage", "Loop", "Send", "Compute", "Block", "NodeOf",
-    "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule", "walk_unique",
+    "ConfigRef", "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule", "walk_unique",
     "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
     "children", "rebuild", "walk", "free_vars", "node_count",
     "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
@@ -302,10 +306,20 @@ class NodeOf(Expr):
     span: Any = _span_field()
 
 
+@dataclass(frozen=True)
+class ConfigRef(Expr):
+    """``config.field`` or ``config.field[index]``: a value of the evaluation's configuration
+    (``partition.x[p]``, ``partition.N``), which comes with the process mapping."""
+    config: str
+    field: str
+    index: Optional[Expr] = None
+    span: Any = _span_field()
+
+
 #: the items of a stage (valid only inside a Stage)
 ITEM_NODES = (Loop, Send, Compute, Block)
-#: every node that needs a process mapping to evaluate
-SCHEDULE_NODES = (Stage, NodeOf) + ITEM_NODES
+#: every node that needs a process mapping (or a configuration, which is one) to evaluate
+SCHEDULE_NODES = (Stage, NodeOf, ConfigRef) + ITEM_NODES
 
 
 def has_schedule(e: "Expr") -> bool:
@@ -364,6 +378,8 @@ def children(e: Expr) -> tuple:
         return (e.rank, e.cost)
     if isinstance(e, NodeOf):
         return (e.rank,)
+    if isinstance(e, ConfigRef):
+        return (e.index,) if e.index is not None else ()
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -423,6 +439,8 @@ def _rebuild(e: Expr, kids: tuple, sp) -> Expr:
         return Compute(kids[0], kids[1], span=sp)
     if isinstance(e, NodeOf):
         return NodeOf(kids[0], span=sp)
+    if isinstance(e, ConfigRef):
+        return ConfigRef(e.config, e.field, kids[0] if kids else None, span=sp)
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -569,8 +587,8 @@ class ChannelInfo:
     (the channel of transfers whose ends share a node), ``"between"`` (transfers between
     nodes) or None; ``contention`` is the key of the transfers that share it and raise each
     other's τ: ``node`` (every transfer inside one node), ``dst_node`` (entering one node),
-    ``src_node`` (leaving one node) or ``either`` (a transfer counts in the group of its source
-    node and in the group of its destination node)."""
+    ``src_node`` (leaving one node), ``either`` (a transfer counts in the group of its source
+    node and in the group of its destination node) or ``all`` (one group per channel)."""
     placement: Optional[str] = None
     contention: Optional[str] = None
 

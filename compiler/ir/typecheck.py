@@ -165,6 +165,10 @@ def node_type(e: N.Expr, kids: tuple, program: Optional[N.Program], env: Mapping
     if isinstance(e, N.NodeOf):
         _want(kids[0], T.INT, "the rank of node(…)", 0)
         return T.INT
+    if isinstance(e, N.ConfigRef):
+        if kids:
+            _want(kids[0], T.INT, f"the index of {e.config}.{e.field}[…]", 0)
+        return T.INT
     raise TypeRuleError(f"not an IR node: {type(e).__name__}")
 
 
@@ -257,7 +261,7 @@ def _hint(e: N.Expr, i: int, sib: list, want: Optional[Type], program) -> Option
         return (T.INT, T.INT, T.BYTES, T.REAL)[i]
     if isinstance(e, N.Compute):
         return (T.INT, T.TIME)[i]
-    if isinstance(e, N.NodeOf):
+    if isinstance(e, (N.NodeOf, N.ConfigRef)):
         return T.INT
     return None
 

@@ -60,6 +60,16 @@ class TlopVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by TlopParser#configDecl.
+    def visitConfigDecl(self, ctx:TlopParser.ConfigDeclContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#configField.
+    def visitConfigField(self, ctx:TlopParser.ConfigFieldContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by TlopParser#overClause.
     def visitOverClause(self, ctx:TlopParser.OverClauseContext):
         return self.visitChildren(ctx)
@@ -192,6 +202,11 @@ class TlopVisitor(ParseTreeVisitor):
 
     # Visit a parse tree produced by TlopParser#indexedName.
     def visitIndexedName(self, ctx:TlopParser.IndexedNameContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by TlopParser#configAccess.
+    def visitConfigAccess(self, ctx:TlopParser.ConfigAccessContext):
         return self.visitChildren(ctx)
 
 

@@ -1,0 +1,204 @@
+"""The kernels of paper 000 (stdlib/kernels): SUMMA and the 2D wave, derived from their schedules
+over a configuration, checked against the paper's equations and an independent computation."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tlop
+from tlop.cli.main import main
+from tlop.runtime.configs import load_config
+
+GOLDEN = Path(__file__).parent / "golden" / "cli"
+PROFILES = ["metropolis", "lusitania", "ciemat", "localhost-example"]
+
+CASES = {
+    # 000 eq. 8, 9 and 10, derived from the SUMMA schedule on the configuration of Fig. 8
+    "explain_summa_fig8_k80": ["explain", "kernels/summa", "summa", "b=8KiB", "--config", "fig8", "--at", "k=80",
+                               "--unit", "b"],
+    # 000 eq. 13-14 on the configuration of Fig. 9 (sizes in doubles)
+    "explain_wave2d_fig9": ["explain", "kernels/wave2d", "wave2d_step", "e=8B", "--config", "fig9", "--derive",
+                            "--unit", "e"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_derivation(name, capsys, update_golden):
+    assert main(CASES[name]) == 0
+    out = capsys.readouterr().out
+    path = GOLDEN / f"{name}.txt"
+    if update_golden:
+        path.write_text(out)
+    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
+    assert out == path.read_text()
+
+
+HAND = """import "kernels/platform.tlop"
+/// 000 eq. 8 + eq. 9, as printed
+algorithm eq8_9(b: bytes) = 2 || T[shm](116 * b) + T[shm](18 * b) + 2 || T[net](104 * b) + T[net](54 * b)
+    + 3 || T[net](35 * b) + 2 || T[net](62 * b) + T[net](27 * b)
+/// 000 eq. 10, as printed
+algorithm eq10(b: bytes) = 3 || T[net](35 * b) + 2 || T[net](166 * b) + T[net](81 * b)
+    + 2 || T[shm](116 * b) + T[shm](18 * b)
+/// the sends of Fig. 8 at k = 80, composed with || (the A2/A3 of the language's parallel composition)
+algorithm sends(b: bytes) = (T[shm](134 * b) || T[shm](116 * b)) + (T[net](158 * b) || T[net](104 * b))
+    + (T[net](124 * b) || T[net](97 * b) || T[net](35 * b))
+"""
+
+
+@pytest.fixture(scope="module")
+def hand(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hand") / "hand.tlop"
+    path.write_text(HAND)
+    return tlop.load(str(path))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summa_iteration_80_is_eq8_plus_eq9_and_its_a1_form_is_eq10(profile, hand, capsys):
+    cfg = load_config("fig8").select_partition("summa")
+    step = tlop.load("kernels/summa")["summa_step"]
+    b = 8192.0
+    got = step.evaluate(profile, P=6, k=80, b=b, mapping=cfg)
+    assert got == pytest.approx(hand["eq8_9"].evaluate(profile, b=b), rel=1e-12)
+    assert got == pytest.approx(hand["sends"].evaluate(profile, b=b), rel=1e-12)
+    # the A1 form the derivation prints is priced as eq. 10 is
+    from tlop.analysis.derivation import gathered_terms
+    from tlop.analysis.stages import explain_stages
+    from tlop.analysis.derivation import _price, focus
+    import dataclasses
+    from tlop import ir
+
+    m = tlop.load("kernels/summa")
+    alg = m["summa"].ir
+    alg = dataclasses.replace(alg, body=focus(alg.body, "k", 80))
+    prof = tlop.load_profile(profile)
+    e = explain_stages(m.program, alg, prof, cfg, {"P": 6.0, "b": b, ir.RANKS: 6.0}, {}, {})
+    terms = gathered_terms(e)
+    assert [(t, c, m_ / b) for t, c, m_ in terms] == [(3, "net", 35), (2, "net", 166), (1, "net", 81),
+                                                      (2, "shm", 116), (1, "shm", 18)]
+    assert _price(m.program, prof, terms) == pytest.approx(hand["eq10"].evaluate(profile, b=b), rel=1e-12)
+
+
+def _borders(x, y, w, h):
+    """Independent numpy computation of the halo each rectangle sends each other one."""
+    x, y, w, h = (np.asarray(a) for a in (x, y, w, h))
+    rows = np.maximum(0, np.minimum((y + h)[:, None], (y + h)[None, :]) - np.maximum(y[:, None], y[None, :]))
+    cols = np.maximum(0, np.minimum((x + w)[:, None], (x + w)[None, :]) - np.maximum(x[:, None], x[None, :]))
+    side = ((x + w)[:, None] == x[None, :]) | ((x + w)[None, :] == x[:, None])
+    top = ((y + h)[:, None] == y[None, :]) | ((y + h)[None, :] == y[:, None])
+    out = np.where(side, rows, 0) + np.where(top, cols, 0)
+    np.fill_diagonal(out, 0)
+    return out
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_wave2d_iteration_is_eq14_of_the_borders(profile, tmp_path):
+    cfg = load_config("fig9").select_partition("wave2d")
+    part = cfg.partition
+    B = _borders(part.x, part.y, part.w, part.h)
+    node = np.asarray(cfg.node)
+    assert [B[1, j] for j in (2, 4, 3, 6, 0, 5)] == [64, 48, 64, 64, 96, 16]   # 000: Θ1's sizes, clockwise
+    assert [node[j] != node[1] for j in (2, 4, 3, 6, 0, 5)] == [True, True, False, False, True, False]
+    terms = [f"T[{'shm' if node[i] == node[j] else 'net'}]({B[i, j]} * e)" for i in range(8) for j in range(8) if B[i, j]]
+    src = tmp_path / "eq14.tlop"
+    src.write_text('import "kernels/platform.tlop"\nalgorithm eq14(e: bytes) = ' + " || ".join(terms) + "\n")
+    want = tlop.load(str(src))["eq14"].evaluate(profile, e=8.0)
+    got = tlop.load("kernels/wave2d")["wave2d_step"].evaluate(profile, P=8, e=8.0, mapping=cfg)
+    assert got == pytest.approx(want, rel=1e-12)
+    total = tlop.load("kernels/wave2d")["wave2d"].evaluate(profile, P=8, T=50, e=8.0, mapping=cfg)
+    assert total == pytest.approx(50 * want, rel=1e-12)
+    # HLogGP (000 §4.2 end): per process the sum of its messages, the largest process
+    per = [" + ".join(f"T[{'shm' if node[i] == node[j] else 'net'}]({B[i, j]} * e)" for j in range(8) if B[i, j])
+           for i in range(8)]
+    src.write_text('import "kernels/platform.tlop"\nalgorithm h(e: bytes) = max(' + ", ".join(per) + ")\n")
+    want = tlop.load(str(src))["h"].evaluate(profile, e=8.0)
+    got = tlop.load("kernels/wave2d")["wave2d_hloggp"].evaluate(profile, P=8, T=3, e=8.0, mapping=cfg)
+    assert got == pytest.approx(3 * want, rel=1e-12)
+
+
+def test_summa_banded_is_summa():
+    cfg = load_config("fig8").select_partition("summa")
+    m = tlop.load("kernels/summa")
+    total = m["summa"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg)
+    assert m["summa_banded"].evaluate("metropolis", P=6, b=8192.0, mapping=cfg) == pytest.approx(total, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["M3"])
+def test_banded_summa_equals_summa_on_table1_layouts(name):
+    cfg = load_config(name).select_partition("summa", 128)
+    m = tlop.load("kernels/summa")
+    want = m["summa"].evaluate("lusitania", P=cfg.P, b=8192.0, mapping=cfg)
+    assert m["summa_banded"].evaluate("lusitania", P=cfg.P, b=8192.0, mapping=cfg) == pytest.approx(want, rel=1e-12)
+
+
+def _summa_sends(part, node, k):
+    """Independent numpy computation of SUMMA's sends at iteration k: per owner of pivot column k
+    its blocks to processes of its node and of other nodes (A1-aggregated), and per owner of
+    pivot row k its blocks to each process sharing its columns, in rank order."""
+    x, y, w, h = (np.asarray(a) for a in (part.x, part.y, part.w, part.h))
+    node = np.asarray(node)
+    rows = np.maximum(0, np.minimum((y + h)[:, None], (y + h)[None, :]) - np.maximum(y[:, None], y[None, :]))
+    cols = np.maximum(0, np.minimum((x + w)[:, None], (x + w)[None, :]) - np.maximum(x[:, None], x[None, :]))
+    np.fill_diagonal(rows, 0)
+    np.fill_diagonal(cols, 0)
+    same = node[:, None] == node[None, :]
+    pbc = [(int((rows[p] * same[p]).sum()), int((rows[p] * ~same[p]).sum()))
+           for p in np.flatnonzero((x <= k) & (k < x + w))]
+    pbr = [[(int(cols[p, q]), bool(same[p, q])) for q in np.flatnonzero(cols[p])]
+           for p in np.flatnonzero((y <= k) & (k < y + h))]
+    return pbc, pbr
+
+
+@settings(max_examples=12, deadline=None)
+@given(speeds=st.lists(st.floats(0.5, 8.0), min_size=2, max_size=6), N=st.integers(6, 14), M=st.integers(1, 3),
+       seed=st.integers(0, 10 ** 6), profile=st.sampled_from(["metropolis", "lusitania"]))
+def test_summa_schedule_agrees_with_an_independent_computation(tmp_path_factory, speeds, N, M, seed, profile):
+    from tlop.runtime.configs import Configuration
+    from tlop.runtime.partition import column_partition
+
+    P = len(speeds)
+    node = tuple(int(v) for v in np.random.default_rng(seed).integers(0, M, P))
+    part = column_partition(speeds, N, kernel="summa")
+    cfg = Configuration(node=node, source="<random>", partition=part)
+    step = tlop.load("kernels/summa")["summa_step"]
+    src = ['import "kernels/platform.tlop"']
+    ks = sorted({0, N // 2, N - 1})
+    for k in ks:
+        pbc, pbr = _summa_sends(part, node, k)
+        # a send of 0 bytes costs nothing; alone, T(0) would still be priced (its overhead), so an
+        # owner alone drops its empty part (in lock step with others it keeps its phase)
+        seqs = [[f"T[shm]({a} * b)", f"T[net]({c} * b)"] if len(pbc) > 1 else
+                [t for t, v in ((f"T[shm]({a} * b)", a), (f"T[net]({c} * b)", c)) if v] for a, c in pbc]
+        one = " || ".join("(" + " + ".join(q) + ")" for q in seqs if q) or "0s"
+        two = " || ".join("(" + " + ".join(f"T[{'shm' if s else 'net'}]({m} * b)" for m, s in seq) + ")"
+                          for seq in pbr if seq) or "0s"
+        src.append(f"algorithm at{k}(b: bytes) = ({one}) + ({two})")
+    # HLogGP (000 §4.1 end): per iteration the largest owner's sum of messages along its rows,
+    # plus the largest column's sum down it; every message alone on its channel
+    x, y, w, h = (np.asarray(a) for a in (part.x, part.y, part.w, part.h))
+    nd = np.asarray(node)
+    rows = np.maximum(0, np.minimum((y + h)[:, None], (y + h)[None, :]) - np.maximum(y[:, None], y[None, :]))
+    cols = np.maximum(0, np.minimum((x + w)[:, None], (x + w)[None, :]) - np.maximum(x[:, None], x[None, :]))
+    np.fill_diagonal(rows, 0)
+    np.fill_diagonal(cols, 0)
+
+    def msgs(p, share):
+        out = [f"T[{'shm' if nd[p] == nd[q] else 'net'}]({share[p, q]} * b)" for q in range(P) if share[p, q]]
+        return " + ".join(out) or "0s"
+
+    per_k = []
+    for k in range(N):
+        hor = [msgs(p, rows) for p in np.flatnonzero((x <= k) & (k < x + w))]
+        ver = [msgs(p, cols) for p in np.flatnonzero((y <= k) & (k < y + h))]
+        per_k.append(f"max({', '.join(hor)}, 0s) + max({', '.join(ver)}, 0s)")
+    src.append("algorithm hloggp(b: bytes) = " + " + ".join(per_k))
+    path = tmp_path_factory.mktemp("summa") / "hand.tlop"
+    path.write_text("\n".join(src) + "\n")
+    hand = tlop.load(str(path))
+    for k in ks:
+        got = step.evaluate(profile, P=P, k=k, b=4096.0, mapping=cfg)
+        assert got == pytest.approx(hand[f"at{k}"].evaluate(profile, b=4096.0), rel=1e-12, abs=1e-15)
+    got = tlop.load("kernels/summa")["summa_hloggp"].evaluate(profile, P=P, b=4096.0, mapping=cfg)
+    assert got == pytest.approx(hand["hloggp"].evaluate(profile, b=4096.0), rel=1e-12)
