@@ -9,7 +9,7 @@ from tlop.frontend.loader import stdlib_modules
 from tlop.runtime.profile import bundled_profiles
 
 PROFILES = sorted(bundled_profiles())
-SAMPLE = {"P": 8, "Q": 4, "m": 65536, "S": 8192, "s": 8192, "seg": 8192, "n": 10, "N": 4, "G": 4, "C": 6, "ppn": 6, "b": 1024, "gamma": 8, "l": 5e-5, "W": 1.25e7}
+SAMPLE = {"P": 8, "Q": 4, "m": 65536, "S": 8192, "s": 8192, "seg": 8192, "n": 10, "N": 4, "G": 4, "C": 6, "ppn": 6, "c": "shm", "b": 1024, "gamma": 8, "l": 5e-5, "W": 1.25e7}
 CASES = [(mod, alg) for mod in stdlib_modules() for alg in tlop.load(mod).own_algorithms]
 
 

@@ -41,8 +41,15 @@ The four functions of the message size are the platform's: algorithms named
 ``recv_overhead = o``; ``stdlib/plogp/platform.tlop``: ``os(m)``, ``g(m)``, ``g(m) + L``,
 ``or(m)``), evaluated by the interpreter on the stage's sizes.
 
-What it does not do: know nodes or channels (a mapping is accepted and checked, but LogGP and
-pLogP have one network: the placement does not change the cost), weights (τ-Lop's ``weight``
+Channels: a platform whose four functions take a second parameter, the channel
+(``algorithm delivery(m: bytes, c: channel)``, LogGPH: ``stdlib/loggph/platform.tlop``, one LogGP
+parameter set per channel, 002), prices each send on its channel: the platform's channel
+declared ``within node`` when the mapping puts both ends on one node, the one declared
+``between nodes`` otherwise.
+
+What it does not do: know nodes or channels when the functions take only m (a mapping is
+accepted and checked, but LogGP and pLogP have one network: the placement does not change the
+cost), weights (τ-Lop's ``weight``
 has no meaning here and is ignored), contention, or array arguments (the interpreter calls it
 once per point).  A composition it cannot price — a schedule under ``max``, ``‖``, ``/``, a
 product of two schedules, a ``let`` binding or an ``if`` test — is an error at that node
@@ -61,7 +68,7 @@ from tlop.backends.enumeration import StageEnumerator
 __all__ = ["Dataflow", "DATAFLOW_MODELS", "DATAFLOW_FUNCTIONS", "check_composition", "holds_stage"]
 
 #: the models whose schedules mean a dataflow program (every other model: τ-Lop's stages, or none)
-DATAFLOW_MODELS = ("loggp", "plogp")
+DATAFLOW_MODELS = ("loggp", "plogp", "loggph")
 #: the platform's functions of the message size m (bytes) a send is priced with
 DATAFLOW_FUNCTIONS = ("send_overhead", "send_gap", "delivery", "recv_overhead")
 
@@ -164,18 +171,52 @@ class Dataflow(StageEnumerator):
             out = {}
             for f in DATAFLOW_FUNCTIONS:
                 alg = self.program.algorithms[f]
-                if len(alg.params) != 1:
-                    raise EvalError(f"'{f}' must take one parameter, the message size m: bytes", alg.span)
+                if not (len(alg.params) == 1 or (len(alg.params) == 2 and alg.params[1].type == "channel")):
+                    raise EvalError(f"'{f}' must take the message size m: bytes and, optionally, the send's "
+                                    f"channel c: channel", alg.span)
                 out[f] = alg
+            arities = {len(a.params) for a in out.values()}
+            if len(arities) != 1:
+                raise EvalError(f"the platform's {', '.join(DATAFLOW_FUNCTIONS)} must all take a channel or none do",
+                                out[DATAFLOW_FUNCTIONS[0]].span)
             self._functions = out
         return self._functions
 
-    def _apply(self, name, sizes, span):
+    def _per_channel(self, span) -> bool:
+        return len(self._function(span)[DATAFLOW_FUNCTIONS[0]].params) == 2
+
+    def _send_channels(self, src, dst, P, span):
+        """The channel index of each send: the platform's ``within node`` channel when the mapping
+        puts both ends on one node, its ``between nodes`` channel otherwise."""
+        from tlop.backends.interp import EvalError
+
+        info = self.program.channel_info
+        found = {}
+        for kind in ("within", "between"):
+            chans = [c for c in self.program.channels if info.get(c) and info[c].placement == kind]
+            if len(chans) != 1:
+                raise EvalError(f"a schedule priced per channel needs exactly one platform channel declared "
+                                f"'{kind} node{'s' if kind == 'between' else ''}'; the platform declares "
+                                f"{len(chans)}", span)
+            found[kind] = self.program.channels.index(chans[0])
+        mapping = self.interp.mapping
+        same = np.asarray(mapping.node_of(src, P)) == np.asarray(mapping.node_of(dst, P))
+        return np.where(same, found["within"], found["between"]).astype(float)
+
+    def _apply(self, name, sizes, span, channels=None):
         from tlop.backends.interp import EvalError
 
         alg = self._function(span)[name]
-        v = np.broadcast_to(np.asarray(self.interp._eval(alg.body, {alg.params[0].name: sizes}, 1.0), dtype=float),
-                            sizes.shape)
+        if len(alg.params) == 2:
+            v = np.empty(sizes.shape)
+            for c in np.unique(channels):
+                mask = channels == c
+                v[mask] = np.broadcast_to(np.asarray(self.interp._eval(
+                    alg.body, {alg.params[0].name: sizes[mask], alg.params[1].name: float(c)}, 1.0), dtype=float),
+                    (int(mask.sum()),))
+        else:
+            v = np.broadcast_to(np.asarray(self.interp._eval(alg.body, {alg.params[0].name: sizes}, 1.0),
+                                           dtype=float), sizes.shape)
         bad = ~(np.isfinite(v) & (v >= 0))
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
@@ -257,7 +298,7 @@ class Dataflow(StageEnumerator):
         phase = np.concatenate([b.phase for b in el.sends] + [b.phase for b in el.computes])
         order = np.concatenate([b.first + np.arange(len(b.a)) for b in el.sends + el.computes])
         is_send = np.arange(n_s + n_c) < n_s
-        recv = _Receives(self, el, stage, clocks, order[:n_s], phase[:n_s])
+        recv = _Receives(self, el, stage, clocks, order[:n_s], phase[:n_s], owner[:n_s])
         work = np.concatenate([b.b for b in el.computes]) if n_c else np.zeros(0)
         # a computation that waits for a receive: a message to its rank of a lower phase
         waits = np.zeros(n_s + n_c, dtype=bool)
@@ -297,14 +338,17 @@ class _Receives:
     """The messages of one stage as their receivers see them: sent (``sent``), then received in
     order of arrival (``deliver``), each once."""
 
-    def __init__(self, flow, el, stage, clocks, order, phase):
+    def __init__(self, flow, el, stage, clocks, order, phase, src):
         self.clocks, self.order, self.phase = clocks, order, phase
         n = len(order)
         self.dst = (np.concatenate([b.b for b in el.sends]) if n else np.zeros(0)).astype(np.int64)
         size = np.concatenate([b.c for b in el.sends]) if n else np.zeros(0)
         if n:
-            self.os, self.gap = flow._apply("send_overhead", size, stage.span), flow._apply("send_gap", size, stage.span)
-            dl, self.or_ = flow._apply("delivery", size, stage.span), flow._apply("recv_overhead", size, stage.span)
+            # LogGPH: each send priced with its channel's parameters (None: one network)
+            ch = flow._send_channels(src, self.dst, el.P, stage.span) if flow._per_channel(stage.span) else None
+            self.os = flow._apply("send_overhead", size, stage.span, ch)
+            self.gap = flow._apply("send_gap", size, stage.span, ch)
+            dl, self.or_ = flow._apply("delivery", size, stage.span, ch), flow._apply("recv_overhead", size, stage.span, ch)
         else:
             dl = self.or_ = self.os = self.gap = np.zeros(0)
         self.dl = dl

@@ -9,6 +9,7 @@ the profile dictionary (the format of :mod:`tlop.runtime.profile_schema`):
   ring), pLogP ``plogp.g``, ``plogp.os``, ``plogp.or_`` under ``"*"`` (from the network channel
   when there is one, else shared memory; every channel's values are in ``fits.plogp``);
 * ``scalars``: ``plogp.L``, ``loggp.L``, ``loggp.o``, ``loggp.g``, ``loggp.G`` under ``"*"``;
+* ``loggph.L``, ``loggph.o``, ``loggph.g``, ``loggph.G`` per channel (LogGPH, ``stdlib/loggph``);
 * path channels ``cpu_on_node``/``cpu_off_node`` (and the CUDA copy paths when a GPU was
   measured) with the ``postal.*`` scalars of ``stdlib/postal`` (:mod:`.postal_paths`);
 * ``fits``: postal segments and breakpoints per channel, raw (unclamped) τ-Lop values, pLogP and
@@ -269,6 +270,13 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
                 scalars[f"loggp.{k}"] = {"*": lg[k]}
             fits["loggp"]["source_channel"] = c
             break
+
+    # LogGPH (stdlib/loggph): every channel's own LogGP set, read through the model's channels
+    for c in order:
+        lg = fits["loggp"].get(c)
+        if isinstance(lg, dict) and all(k in lg for k in ("L", "o", "g", "G")):
+            for k in ("L", "o", "g", "G"):
+                scalars.setdefault(f"loggph.{k}", {})[c] = lg[k]
 
     cuda = [r for r in records if r.get("kind") == "cuda"]
     if cuda:
