@@ -1,23 +1,27 @@
-"""Evaluation speed of schedules: the counting reduction against the oracle, and the targets.
+"""Evaluation speed of schedules: native stages and the counting reduction against the oracle.
 
 Prints, for each case, the time per evaluation of the schedule by
 
 * ``oracle``: the reference interpreter with the oracle's reduction (enumeration, then one
   ``lexsort`` by phase, group, size; ``Interpreter(…, schedules="sort")``);
-* ``count``: the same enumeration with the counting reduction (``tlop.backends.schedule_count``:
-  ``bincount`` per contention group, ``W ‖ T(m)`` for groups of equal sizes), which the API and
-  ``--engine auto`` use;
-* ``api``: ``AlgorithmHandle.evaluate`` (argument binding, the mapping's checks, the counting path);
+* ``count``: the same enumeration with the counting reduction (``tlop.backends.schedule_count``);
+* ``native``: the compiled evaluator (``AlgorithmHandle.compile(profile, mapping=…)``, native
+  stages of ``tlop.backends.jit.schedgen``), called as ``ev(P=…, m=…)``;
+* ``api``: ``AlgorithmHandle.evaluate`` once it has tiered up to native code
+  (``tlop.backends.tiering``: from the 16th scalar call on one profile and mapping) — what a
+  Python user's loop of evaluations costs, argument handling included;
 * ``closed``: the interpreter on the hand-written closed form of the same cost (a few table
   lookups; for the ring across nodes the costs differ, its work is the scale),
 
 all measured in this run (interleaved rounds, best of each), with the issue's target for the case
-and the ratios oracle/count and count/target (≤ 1 meets the target).  The targets (ring allgather
-P = 256, Q = 8: ≤ 10 µs; P = 4096: ≤ 100 µs; binomial broadcast at P = 2^20: ≤ 5 ms) were set for
-native evaluation; the reference library takes 145–675 ms for the first.  Each case first checks
-that both reductions agree to 1e-12.
+(ring allgather P = 256, Q = 8, sequential: ≤ 10 µs per evaluation through the Python API;
+P = 4096: ≤ 100 µs; binomial broadcast at P = 2^20: ≤ 5 ms; the reference library takes
+145–675 ms for the first) and the ratios oracle/native (the speed-up), api/target and
+native/target (≤ 1 meets the target).  Each case first checks that the oracle, the counting
+reduction, the native code and the API agree to 1e-12.
 
-Run: ``python bench/bench_schedules.py`` (about 15 s).
+Run: ``python bench/bench_schedules.py`` (about 30 s; compiles on the first run, then loads
+the code from the cache).
 """
 
 from __future__ import annotations
@@ -51,33 +55,40 @@ def _engine(handle, prof, args, mapping, schedules):
 
 
 def main() -> None:
+    from tlop.backends.tiering import JIT_AFTER
+
     prof = tlop.load_profile("lusitania")
     ag, bc = tlop.load("taulop/allgather"), tlop.load("taulop/bcast")
     m = 1 << 20
     cases = [  # name, handle, args, mapping, closed form handle, closed args, target (s), repeats
         ("ring P=256 sequential(8)", ag["ring"], dict(P=256, m=m), "sequential(8)",
-         ag["ring_allgather_node"], dict(P=256, m=m), 10e-6, 20),
+         ag["ring_allgather_seq"], dict(P=256, m=m, Q=8), 10e-6, 200),
         ("ring P=4096 sequential(8)", ag["ring"], dict(P=4096, m=m), "sequential(8)",
-         ag["ring_allgather_node"], dict(P=4096, m=m), 100e-6, 10),
+         ag["ring_allgather_seq"], dict(P=4096, m=m, Q=8), 100e-6, 40),
         ("binomial P=4096 one node", bc["binomial"], dict(P=4096, m=m), "sequential(4096)",
-         bc["binomial_bcast"], dict(P=4096, m=m), None, 5),
+         bc["binomial_bcast"], dict(P=4096, m=m), None, 20),
         ("binomial P=2^20 one node", bc["binomial"], dict(P=1 << 20, m=m), "sequential(1048576)",
-         bc["binomial_bcast"], dict(P=1 << 20, m=m), 5e-3, 1),
+         bc["binomial_bcast"], dict(P=1 << 20, m=m), 5e-3, 2),
     ]
-    print(f"{'case':26} {'oracle':>10} {'count':>10} {'api':>10} {'closed':>10} {'target':>9} "
-          f"{'oracle/count':>12} {'count/target':>12}")
+    cols = ("oracle", "count", "native", "api", "closed")
+    print(f"{'case':26} " + " ".join(f"{c:>10}" for c in cols) + f" {'target':>9} {'oracle/native':>13} "
+          f"{'api/target':>10} {'native/target':>13}")
     for name, h, args, mapping, closed, cargs, target, n in cases:
         oracle = _engine(h, prof, args, mapping, "sort")
         count = _engine(h, prof, args, mapping, "count")
-        a, b = oracle(), count()
-        assert math.isclose(a, b, rel_tol=1e-12), (name, a, b)
-        t = _best({"oracle": oracle, "count": count,
+        ev = h.compile(prof, mapping=mapping)
+        for _ in range(JIT_AFTER):  # tier the API up (a small P: the same profile and mapping)
+            h.evaluate(prof, mapping=mapping, **{**args, "P": 64})
+        values = [oracle(), count(), ev(**args), h.evaluate(prof, mapping=mapping, **args)]
+        assert all(math.isclose(v, values[0], rel_tol=1e-12) for v in values), (name, values)
+        t = _best({"oracle": oracle, "count": count, "native": lambda: ev(**args),
                    "api": lambda: h.evaluate(prof, mapping=mapping, **args),
                    "closed": lambda: closed.evaluate(prof, **cargs)}, n)
         tgt = f"{target * 1e3:7.3f}ms" if target else f"{'-':>9}"
-        over = f"{t['count'] / target:12.1f}" if target else f"{'-':>12}"
-        print(f"{name:26} " + " ".join(f"{t[k] * 1e3:8.3f}ms" for k in ("oracle", "count", "api", "closed"))
-              + f" {tgt} {t['oracle'] / t['count']:12.1f} {over}")
+        api = f"{t['api'] / target:10.2f}" if target else f"{'-':>10}"
+        nat = f"{t['native'] / target:13.2f}" if target else f"{'-':>13}"
+        print(f"{name:26} " + " ".join(f"{t[k] * 1e3:8.3f}ms" for k in cols)
+              + f" {tgt} {t['oracle'] / t['native']:13.1f} {api} {nat}")
 
 
 if __name__ == "__main__":

@@ -84,15 +84,68 @@ class AlgorithmHandle:
                         pending.extend(v.body for v in program.transmissions.get(name, ()))
         return {"tables": tables, "scalars": scalars}
 
+    def channel_reads(self) -> set:
+        """``(kind, name, channel)`` for every table (``kind`` "table") and scalar ("scalar")
+        this algorithm reads on a channel known without evaluating: a channel constant, a
+        ``let`` bound to one (what inlining a call such as ``postal(s, gpu_off_node)`` leaves),
+        or a channel parameter's default.  Reads on channels computed otherwise are not listed."""
+        program = self.module.program
+        env0 = {p.name: int(p.default.value) for p in self.ir.params
+                if p.type == "channel" and isinstance(p.default, ir.Num)}
+        out: set = set()
+        seen: set = set()
+        stack = [(self.ir.body, env0)]
+        while stack:
+            node, env = stack.pop()
+            key = (id(node), tuple(sorted(env.items())))
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(node, (ir.Scalar, ir.Lookup)) and node.channel is not None:
+                ch = node.channel
+                idx = int(ch.value) if isinstance(ch, ir.Num) else env.get(ch.name) if isinstance(ch, ir.Var) else None
+                if idx is not None and 0 <= idx < len(program.channels):
+                    kind, name = ("scalar", node.name) if isinstance(node, ir.Scalar) else ("table", node.table)
+                    out.add((kind, name, program.channels[idx]))
+            if isinstance(node, ir.Let):
+                inner = dict(env)
+                for name, value in node.bindings:
+                    stack.append((value, env))
+                    if isinstance(value, ir.Num):
+                        inner[name] = int(value.value)
+                    elif isinstance(value, ir.Var) and value.name in env:
+                        inner[name] = env[value.name]
+                    else:
+                        inner.pop(name, None)
+                stack.append((node.body, inner))
+                continue
+            bound = getattr(node, "var", None)
+            sub = {k: v for k, v in env.items() if k != bound} if isinstance(bound, str) else env
+            stack.extend((c, sub) for c in ir.children(node))
+        return out
+
     def applies_to(self, profile) -> bool:
-        """True when ``profile`` has every table and scalar this algorithm reads (on some channel)."""
+        """True when ``profile`` has every table and scalar this algorithm reads (on some channel),
+        and, for the reads whose channel is known without evaluating (:meth:`channel_reads`), on
+        that channel: a postal model reading ``alpha_eager[gpu_off_node]`` does not apply to a
+        profile without that path."""
         prof = as_profile(profile)
         req = self.requirements()
         names = set(prof.table_names())
         scalars = set(prof.scalar_names())
         program = self.module.program
-        return (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
-                and all(s in scalars or f"{program.scalars[s].model}.{s}" in scalars for s in req["scalars"]))
+        if not (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
+                and all(s in scalars or f"{program.scalars[s].model}.{s}" in scalars for s in req["scalars"])):
+            return False
+        for kind, name, channel in self.channel_reads():
+            pch = prof.resolve_channel(channel)
+            if pch is None:
+                return False
+            model = (program.scalars if kind == "scalar" else program.tables)[name].model
+            has = prof.has_scalar if kind == "scalar" else prof.has_table
+            if not (has(name, pch) or (model and has(f"{model}.{name}", pch))):
+                return False
+        return True
 
     @property
     def over(self) -> Optional[str]:
@@ -109,7 +162,13 @@ class AlgorithmHandle:
         ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
         counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
-        oracle's sort (``Interpreter(…, schedules="sort")``)."""
+        oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
+        many times with scalar arguments on one profile and mapping is compiled and then
+        answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
+            ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
+            if ev is not None:
+                return ev(**args)
         from tlop.backends.binding import as_mapping, bind_mapping
 
         if invalid not in ("raise", "nan"):
@@ -162,13 +221,15 @@ class AlgorithmHandle:
 
         return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
-    def compile(self, profile=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`).  Algorithms
-        with a schedule are not compiled yet: :class:`tlop.backends.jit.NotCompilable` (a
-        TlopError) says so; evaluate them with :meth:`evaluate`."""
+    def compile(self, profile=None, *, mapping=None, **options):
+        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
+        ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
+        text).  Schedules in LogGP and pLogP (dataflow programs) are not compiled:
+        :class:`tlop.backends.jit.NotCompilable` (a TlopError) says so; evaluate them with
+        :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), **options)
+        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)
@@ -206,6 +267,16 @@ class Module:
         self._root_algorithms = (tuple(elaborated.root_algorithms) if elaborated is not None
                                  else tuple(root_algorithms or ()))
         self._handles = {n: AlgorithmHandle(self, a) for n, a in self.program.algorithms.items()}
+
+    @property
+    def native_tier(self):
+        """When this module's schedules are evaluated natively (:mod:`tlop.backends.tiering`)."""
+        tier = self.__dict__.get("_native_tier")
+        if tier is None:
+            from tlop.backends.tiering import NativeTier
+
+            tier = self._native_tier = NativeTier(self.program)
+        return tier
 
     @property
     def elaborated(self):

@@ -5,9 +5,12 @@ measurement — is a :class:`TlopError` carrying one or more :class:`Diagnostic`
 ``str(error)`` and exits with status 1; nothing else ever reaches the user, and never a Python
 traceback.  A diagnostic with a :class:`Span` renders as::
 
-    bcast.tlop:4:31: error: unknown table 'T2'; tables in scope: o, L, T
+    bcast.tlop:4:31: error[E003]: unknown table 'T2'; tables in scope: o, L, T
         sum i in 0 .. ceil(log2(P)) - 1: 2^i || T2[c](m)
                                                 ^^
+
+The code in brackets is the diagnostic's stable code (:mod:`tlop.runtime.codes`, the table in
+``docs/cli.rst``), the same as the ``code`` of its ``--json`` form.
 
 Rendering escapes the control characters of everything it shows (:func:`tlop.runtime.text.printable`):
 a file name, a message quoting input, or a source line holding ESC or CR cannot drive the
@@ -16,9 +19,10 @@ terminal; a message keeps its own newlines and tabs, and carets stay under the e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from tlop.runtime.codes import code_of
 from tlop.runtime.text import printable
 
 __all__ = ["Source", "Span", "Diagnostic", "TlopError", "DiagnosticSink", "MAX_SHOWN"]
@@ -86,7 +90,7 @@ class Diagnostic:
 
     def render(self) -> str:
         # control characters from input (ESC, CR …) are shown escaped, never sent to the terminal
-        head = f"{self.severity}: {printable(self.message, keep=_LAYOUT)}"
+        head = f"{self.severity}[{code_of(self)}]: {printable(self.message, keep=_LAYOUT)}"
         if self.span is None:
             out = [f"tlop: {head}"]
         else:
@@ -130,13 +134,21 @@ def _window(line: str, start: int, width: int) -> tuple:
 
 
 class TlopError(Exception):
-    """The project's one exception type for user errors: carries diagnostics with spans."""
+    """The project's one exception type for user errors: carries diagnostics with spans.
+
+    A subclass may set :attr:`code` (a profile error is ``E020`` whatever its wording): it is
+    given to each of its diagnostics that has none of its own."""
+
+    #: the code of this kind of error, or None to classify each diagnostic by its message
+    code: Optional[str] = None
 
     def __init__(self, diagnostics, span: Optional[Span] = None):
         if isinstance(diagnostics, str):
             diagnostics = [Diagnostic(diagnostics, span)]
         elif isinstance(diagnostics, Diagnostic):
             diagnostics = [diagnostics]
+        if self.code is not None:
+            diagnostics = [d if d.code else replace(d, code=self.code) for d in diagnostics]
         self.diagnostics = list(diagnostics)
         super().__init__(self.render())
 

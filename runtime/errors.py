@@ -20,10 +20,14 @@ class ProfileError(TlopError):
     """A platform profile (or a libtaulop parameter file) is malformed, or asks for something
     the profile does not hold.  The message names the file and the exact field."""
 
+    code = "E020"
+
 
 class OutOfGridError(TlopError):
     """A table lookup fell outside the measured grid under ``"out_of_grid": "error"``; the
     message names the table, the channel, the offending value and the grid range."""
+
+    code = "E020"
 
 
 class OutOfGridWarning(UserWarning):

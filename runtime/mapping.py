@@ -48,6 +48,8 @@ MAX_RANKS = 1 << 24
 class MappingError(TlopError):
     """A mapping is malformed or does not fit the process count it is used with."""
 
+    code = "E021"
+
 
 class Mapping:
     """Base class: a rule placing ranks ``0 … P−1`` on nodes ``0 … nodes(P)−1``."""

@@ -42,7 +42,7 @@ from tlop.runtime import jsonfmt
 from tlop.runtime.errors import OutOfGridError, OutOfGridWarning, ProfileError
 from tlop.runtime.interpolation import Interpolation, first_outside, lookup_1d, lookup_2d
 from tlop.runtime.text import printable
-from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, RawTable, ValidatedProfile,
+from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, PATH_KIND, RawTable, ValidatedProfile,
                              is_channel_name, parse_json, validate)
 
 __all__ = ["as_profile", 
@@ -63,10 +63,17 @@ LIBTAULOP_INTERPOLATION = {"m_below": "clamp", "m_beyond": "chunks", "tau_beyond
 
 @dataclass(frozen=True)
 class ChannelInfo:
-    """A profile channel: its name, its transmission kind (shm, tcp, rdma) and a description."""
+    """A profile channel: its name, its transmission kind (shm, tcp, rdma; ``"path"`` for a
+    postal/max-rate path, :attr:`is_path`) and a description."""
     name: str
     transmission: str
     description: str = ""
+
+    @property
+    def is_path(self) -> bool:
+        """A data path of the postal and max-rate models (003), declared ``{"path": true}``: its
+        parameters are read like any channel's, but no τ-Lop transmission decomposes on it."""
+        return self.transmission == PATH_KIND
 
 
 def _fmt(x: float) -> str:
@@ -175,7 +182,8 @@ class Profile:
         return model_channel if model_channel in self.channels else None
 
     def transmission_kind(self, channel: str) -> str:
-        """The transmission kind (shm, tcp, rdma) of a profile channel."""
+        """The transmission kind (shm, tcp, rdma) of a profile channel; ``"path"`` for a path
+        channel (on which no τ-Lop transmission is defined)."""
         info = self.channels.get(channel)
         if info is None:
             raise ProfileError(f"profile '{self.name}' has no channel '{channel}'; "
@@ -333,7 +341,8 @@ class Profile:
             "name": self.name,
             "metadata": copy.deepcopy(self.metadata),
             "interpolation": self.interpolation.to_dict(),
-            "channels": {n: {"transmission": c.transmission, "description": c.description}
+            "channels": {n: ({"path": True, "description": c.description} if c.is_path else
+                             {"transmission": c.transmission, "description": c.description})
                          for n, c in self.channels.items()},
             "bind": dict(self.bindings),
             "tables": tables,

@@ -37,7 +37,7 @@ from tlop.runtime.interpolation import Interpolation, _CHOICES
 from tlop.runtime.text import has_control, printable
 
 __all__ = [
-    "FORMAT_VERSION", "TRANSMISSION_KINDS", "ANY_CHANNEL", "ValidatedProfile", "RawTable",
+    "FORMAT_VERSION", "TRANSMISSION_KINDS", "PATH_KIND", "ANY_CHANNEL", "ValidatedProfile", "RawTable",
     "parse_json", "validate", "field_path", "is_channel_name", "MAX_DEPTH",
 ]
 
@@ -50,7 +50,10 @@ ANY_CHANNEL = "*"
 
 _TOP_KEYS = ("tlop_profile", "name", "metadata", "interpolation", "channels", "bind", "tables",
              "scalars", "fits")
-_CHANNEL_KEYS = ("transmission", "description")
+_CHANNEL_KEYS = ("transmission", "path", "description")
+#: the kind a path channel reports (a channel ``{"path": true}``: a data path of the postal and
+#: max-rate models, 003, that is not a τ-Lop transmission channel; no transmission decomposes on it)
+PATH_KIND = "path"
 _TABLE_KEYS = ("m", "tau", "values")
 _METADATA_STRINGS = ("machine", "description", "date", "method", "source", "notes")
 _MPI_KEYS = ("library", "version")
@@ -81,7 +84,7 @@ class ValidatedProfile:
     name: str
     metadata: dict
     interpolation: Interpolation
-    channels: dict            # name -> (transmission kind, description)
+    channels: dict            # name -> (transmission kind or PATH_KIND, description)
     bind: dict                # model channel -> profile channel
     tables: dict              # table name -> {channel key -> RawTable}
     scalars: dict             # scalar name -> {channel key -> float}
@@ -356,7 +359,20 @@ class _Checker:
             path = ("channels", name)
             if not is_channel_name(name):
                 self.fail(path, "a channel name must be an identifier (letters, digits, _)")
-            self.obj(ch, path, _CHANNEL_KEYS, required=("transmission",))
+            self.obj(ch, path, _CHANNEL_KEYS)
+            if "path" in ch:
+                if "transmission" in ch:
+                    self.fail(path, "a channel has either 'transmission' (a τ-Lop channel) or "
+                                    "'path': true (a postal/max-rate path), not both")
+                if ch["path"] is not True:
+                    self.fail(path + ("path",), f"expected true, got {_describe(ch['path'])} (a channel "
+                                                f"that is not a path has a 'transmission' instead)")
+                desc = self.string(ch.get("description", ""), path + ("description",))
+                out[name] = (PATH_KIND, desc)
+                continue
+            if "transmission" not in ch:
+                self.fail(path, "missing required key 'transmission' (or 'path': true for a "
+                                "postal/max-rate path that is not a τ-Lop channel)")
             kind = ch["transmission"]
             if kind not in TRANSMISSION_KINDS:
                 self.fail(path + ("transmission",),

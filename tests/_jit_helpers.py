@@ -45,12 +45,17 @@ def agree(a: float, b: float) -> bool:
     return abs(a - b) <= REL * max(abs(a), abs(b))
 
 
-def interp_point(program, alg, profile, env):
+def interp_point(program, alg, profile, env, mapping=None):
     """The interpreter's answer at one point: a float, or the TlopError it raises (non-finite
-    results — NaN, ±inf — count as errors, as in the API and the JIT)."""
+    results — NaN, ±inf — count as errors, as in the API and the JIT); ``mapping`` for an
+    algorithm over a process mapping (the oracle's sort reduces its stages)."""
     try:
+        if mapping is not None:
+            from tlop.backends.binding import bind_mapping
+
+            env = bind_mapping(alg, env, mapping)
         with np.errstate(all="ignore"):
-            r = Interpreter(program, profile).eval(alg.body, env)
+            r = Interpreter(program, profile, mapping, "sort").eval(alg.body, env)
     except TlopError as err:
         return err
     r = float(r)

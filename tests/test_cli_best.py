@@ -20,10 +20,11 @@ def test_best_is_the_argmin_of_every_algorithms_cost(capsys):
                     "--profile", "localhost-example"], capsys)
     mod = tlop.load("plogp/bcast")
     prof = tlop.load_profile("localhost-example")
-    # the schedules (binomial, linear) run over a process mapping: without --mapping best leaves them out
+    # the schedules run over a process mapping: without --mapping best leaves them out
+    schedules = {"binomial", "linear", "binomial_openmpi", "linear_segm", "binomial_segm", "pipeline"}
     algs = [a for a in mod.own_algorithms if mod[a].ir.over is None]
-    assert set(mod.own_algorithms) - set(algs) == {"binomial", "linear"}
-    assert len(rows) == 4 * 4 and len(algs) == 11 and all(a not in rows[0] for a in ("binomial", "linear"))
+    assert set(mod.own_algorithms) - set(algs) == schedules
+    assert len(rows) == 4 * 4 and len(algs) == 11 and all(a not in rows[0] for a in schedules)
     for r in rows:
         P, m = float(r["P"]), float(r["m"])
         if P < 2:  # every pLogP broadcast requires P >= 2: nothing can be priced there

@@ -78,7 +78,7 @@ def golden_messages():
     msgs = set()
     for f in (Path(__file__).parent / "golden" / "diagnostics").iterdir():
         for line in f.read_text().splitlines():
-            m = re.match(r"^(?:\S.*?: )?error: (.*)$", line)
+            m = re.match(r"^(?:\S.*?: )?error\[E\d{3}\]: (.*)$", line)
             if m:
                 msgs.add(m.group(1))
     return sorted(msgs)
@@ -117,6 +117,26 @@ def test_every_code_is_documented():
     assert len({c for c, _, _ in CODES}) == len(CODES)
 
 
+def test_every_code_used_in_the_source_is_documented_and_nothing_else():
+    """A code given by a raiser or an error class (``code="E060"``) is documented like the
+    classified ones, and the documentation lists no code the source does not know."""
+    used = set()
+    for path in [*(ROOT / "compiler").rglob("*.py"), *(ROOT / "runtime").rglob("*.py")]:
+        used |= set(re.findall(r"[\"'](E\d{3})[\"']", path.read_text()))
+    documented = set(re.findall(r"^(E\d{3})\s+\S", (ROOT / "docs" / "cli.rst").read_text(), re.M))
+    assert {c for c, _, _ in CODES} <= used
+    assert used == documented, (used - documented, documented - used)
+
+
+def test_the_text_diagnostic_shows_the_same_code_as_json(tree, capsys):
+    """``file:line:col: error[E005]: …`` on stderr, ``"code": "E005"`` with --json."""
+    path = str(tree / "sub")
+    assert main(["check", path]) == 1
+    text_codes = re.findall(r"^\S+:\d+:\d+: error\[(E\d{3})\]: ", capsys.readouterr().err, re.M)
+    out = run_json(["check", path], capsys, status=1)
+    assert text_codes == [d["code"] for d in out["diagnostics"]] == ["E005", "E003"]
+
+
 # --------------------------------------------------------------------------- colour
 
 class Tty(io.StringIO):
@@ -139,9 +159,9 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
 
 
 def test_colouring_keeps_the_text():
-    text = "f.tlop:2:23: error: cannot add time (s) and size (B)\n    a = 1us + 1B\n        ^^^^^^^^\n  note: x"
+    text = "f.tlop:2:23: error[E005]: cannot add time (s) and size (B)\n    a = 1us + 1B\n        ^^^^^^^^\n  note: x"
     coloured = colour_diagnostics(text)
-    assert "\033[31merror" in coloured and "\033[32m^^^^^^^^" in coloured
+    assert "\033[31merror[E005]\033[0m" in coloured and "\033[32m^^^^^^^^" in coloured
     assert re.sub(r"\033\[[0-9;]*m", "", coloured) == text
 
 
@@ -149,7 +169,7 @@ def test_cli_colours_diagnostics_on_a_terminal(tree, capsys, monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert main(["check", str(tree / "sub" / "b.tlop")]) == 1
-    assert "\033[1m\033[31merror" in capsys.readouterr().err
+    assert "\033[1m\033[31merror[E005]\033[0m" in capsys.readouterr().err
     monkeypatch.setenv("NO_COLOR", "1")
     assert main(["check", str(tree / "sub" / "b.tlop")]) == 1
     assert "\033[" not in capsys.readouterr().err
@@ -184,7 +204,7 @@ def test_profiles_json(capsys):
     out = run_json(["profiles"], capsys)
     by = {p["name"]: p for p in out["profiles"]}
     assert out["default"] == "metropolis"
-    assert by["localhost-example"]["families"] == ["τ-Lop", "pLogP", "LogGP"]
+    assert by["localhost-example"]["families"] == ["τ-Lop", "pLogP", "LogGP", "postal"]  # postal: the CPU paths tlop measure writes
     assert by["metropolis"]["families"] == ["τ-Lop"]
     one = run_json(["profiles", "metropolis"], capsys)
     (L,) = [t for t in one["tables"] if t["name"] == "L" and t["channel"] == "shm"]
@@ -226,7 +246,7 @@ def test_profiles_detail_golden(name, capsys, update_golden):
 def test_profiles_list_says_which_families_each_prices(capsys):
     assert main(["profiles"]) == 0
     out = capsys.readouterr().out
-    assert "  prices:   τ-Lop, pLogP, LogGP\n" in out and "  prices:   τ-Lop (+ reductions)\n" in out
+    assert "  prices:   τ-Lop, pLogP, LogGP, postal\n" in out and "  prices:   τ-Lop (+ reductions)\n" in out
 
 
 # --------------------------------------------------------------------------- prove: Ctrl-C, timeout

@@ -82,6 +82,35 @@ def test_binomial_closed_form_equals_enumeration(profile):
                 assert _close(got, want), (P, Q, root, m, got, want)
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_binomial_round_robin_closed_form_equals_enumeration(profile):
+    """round_robin(Q): P/Q nodes, rank p on node p mod (P/Q); derived when P/Q is a power of
+    two, for any root (P not a power of two included: P = 12, Q = 3 …)."""
+    d = derive(BC.program, BC["binomial"].ir, "round_robin")
+    assert d.ok, d.reason
+    assert d.condition_text[-1] == "P/Q is a power of two"
+    interp = Interpreter(BC.program, profile)
+    checked = 0
+    for P in range(1, 65):
+        for Q in (1, 2, 3, 4, 6, 8):
+            if P % Q:
+                continue
+            env = {"P": float(P), "m": 65536.0, "Q": float(Q), "root": 0.0}
+            M = P // Q
+            assert float(interp.eval(d.conditions, env)) == float(M & (M - 1) == 0)
+            if M & (M - 1):
+                continue
+            for root in sorted({0, 1 % P, P - 1}):
+                env["root"] = float(root)
+                for m in SIZES[1:3]:
+                    env["m"] = m
+                    want = BC["binomial"].evaluate(profile, P=P, m=m, root=root, mapping=tlop.round_robin(Q))
+                    got = float(interp.eval(d.expr, env))
+                    assert _close(got, want), (P, Q, root, m, got, want)
+                    checked += 1
+    assert checked > 150
+
+
 def test_guarded_closed_form_falls_back_to_the_schedule_outside_its_conditions():
     """``closed_form`` is ``if conditions then closed form else schedule``: right everywhere,
     e.g. a root that is not a multiple of Q, or Q = 3."""
@@ -103,7 +132,8 @@ def test_guarded_closed_form_falls_back_to_the_schedule_outside_its_conditions()
 
 
 def test_closed_forms_are_typed_and_verified_and_hold_no_schedule():
-    for mod, alg, kind in ((AG, "ring", "sequential"), (AG, "ring", "round_robin"), (BC, "binomial", "sequential")):
+    for mod, alg, kind in ((AG, "ring", "sequential"), (AG, "ring", "round_robin"), (BC, "binomial", "sequential"),
+                           (BC, "binomial", "round_robin")):
         d = derive(mod.program, mod[alg].ir, kind)
         env = {**algorithm_env(mod[alg].ir), d.q: tlop.ir.types.INT}
         verify_expr(d.expr, mod.program, env, tlop.ir.types.TIME)
@@ -142,8 +172,9 @@ def test_unrecognised_schedules_say_so():
         d = derive(m.program, m[name].ir, "sequential")
         assert not d.ok and why in d.reason, (name, d.reason)
         assert closed_form(m.program, m[name].ir, "sequential") is None
-    assert "round_robin" in derive(BC.program, BC["binomial"].ir, "round_robin").reason or \
-        "sequential mapping only" in derive(BC.program, BC["binomial"].ir, "round_robin").reason
+    # Open MPI's binomial order (t -> t + 2^s) is neither a shift nor MPICH's pairs
+    d = derive(BC.program, BC["binomial_openmpi"].ir, "round_robin")
+    assert not d.ok and "neither a shift" in d.reason, d.reason
 
 
 def test_shift_by_a_stage_variable(tmp_path):

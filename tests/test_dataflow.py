@@ -254,7 +254,7 @@ def test_the_mapping_does_not_change_a_loggp_cost():
 
 
 @pytest.mark.parametrize("body,what", [
-    ("2 * stage { send 0 -> 1 : m }", "under '*'"),
+    ("stage { send 0 -> 1 : m } / 2", "under '/'"),
     ("max(stage { send 0 -> 1 : m }, 1us)", "under 'max(…)'"),
     ("max k in 0 .. 2: stage { send 0 -> 1 : m }", "under 'max'"),
     ("let x = stage { send 0 -> 1 : m } in x + x", "under a 'let' binding"),
@@ -264,6 +264,59 @@ def test_compositions_loggp_cannot_price(body, what, tmp_path):
     with pytest.raises(tlop.TlopError, match="loggp cannot price a schedule " + what.replace("(", r"\(")
                        .replace(")", r"\)").replace("*", r"\*")):
         mod["a"].evaluate(PROF, P=2, m=1.0, mapping=tlop.sequential(2))
+
+
+def test_a_repetition_runs_the_program_n_times_in_a_row(tmp_path):
+    """``n * stage`` is the stage n times, the clocks carrying over (not n times its cost: here the
+    second round's sends of rank 0 wait for its gap, not for a barrier)."""
+    mod = _module("algorithm a(P: int >= 2, m: bytes, n: int >= 0) over map: mapping =\n"
+                  "    n * stage { send 0 -> 1 : m }\n"
+                  "algorithm b(P: int >= 2, m: bytes, n: int >= 0) over map: mapping =\n"
+                  "    stages k in 1 .. n { send 0 -> 1 : m }\n"
+                  "algorithm c(P: int >= 2, m: bytes, n: int >= 0) over map: mapping =\n"
+                  "    (stage { send 0 -> 1 : m } + stage { send 1 -> 0 : m }) * n", tmp_path)
+    for n in (0, 1, 2, 5):
+        got = float(mod["a"].evaluate(PROF, P=2, m=4096.0, n=n, mapping=tlop.sequential(2)))
+        assert math.isclose(got, float(mod["b"].evaluate(PROF, P=2, m=4096.0, n=n, mapping=tlop.sequential(2))),
+                            rel_tol=1e-12)
+        assert math.isclose(got, 0.0 if n == 0 else (n - 1) * _gap(4096.0) + _hop(4096.0), rel_tol=1e-12)
+        got = float(mod["c"].evaluate(PROF, P=2, m=1.0, n=n, mapping=tlop.sequential(2)))
+        assert math.isclose(got, 2 * n * _hop(1.0), rel_tol=1e-12)
+
+
+def test_a_repetition_count_must_be_a_whole_number(tmp_path):
+    mod = _module("algorithm a(P: int >= 2, m: bytes, x: real) over map: mapping =\n"
+                  "    x * stage { send 0 -> 1 : m }", tmp_path)
+    with pytest.raises(tlop.TlopError, match="repeated 1.5 times"):
+        mod["a"].evaluate(PROF, P=2, m=1.0, x=1.5, mapping=tlop.sequential(2))
+
+
+def test_a_computation_waits_for_the_receives_before_it(tmp_path):
+    """``{ send q -> r ; reduce r }``: r combines after the message arrives (its own send of the
+    same stage does not wait); ``seq`` at one rank alternates receiving and combining."""
+    gamma = 7e-6
+    prof = synthetic_profile("loggp-gamma", tables={"gamma": {"*": {"m": [1.0, 1e9], "values": [gamma, gamma]}}},
+                             scalars={"L": {"*": L_}, "o": {"*": O_}, "g": {"*": G_}, "G": {"*": GG_}})
+    mod = _module("algorithm pair(P: int >= 2, m: bytes) over map: mapping =\n"
+                  "    stage { par p in 0 .. 1: { send p -> 1 - p : m  reduce 1 - p : m } }\n"
+                  "algorithm chain(P: int >= 2, m: bytes) over map: mapping =\n"
+                  "    stage { seq k in 1 .. P - 1: { send k -> 0 : m  reduce 0 : m } }\n"
+                  "algorithm early(P: int >= 2, m: bytes) over map: mapping =\n"
+                  "    stage { { reduce 0 : m  send 1 -> 0 : m } }", tmp_path)
+    one = tlop.sequential(64)
+    m = 1.0
+    # both send at 0, receive at hop, then combine
+    assert math.isclose(float(mod["pair"].evaluate(prof, P=2, m=m, mapping=one)), _hop(m) + gamma, rel_tol=1e-12)
+    # rank 0: receive (all arrive at hop), combine, then the next receive needs its overhead o
+    for P in (2, 3, 6):
+        recv = _hop(m)
+        for _ in range(P - 2):
+            recv = max(_hop(m), recv + gamma + O_, recv + _gap(m))
+        assert math.isclose(float(mod["chain"].evaluate(prof, P=P, m=m, mapping=one)), recv + gamma,
+                            rel_tol=1e-12), P
+    # a computation before the receive does not wait for it
+    assert math.isclose(float(mod["early"].evaluate(prof, P=2, m=m, mapping=one)),
+                        max(gamma + O_, _hop(m)), rel_tol=1e-12)
 
 
 def test_a_schedule_needs_a_mapping_in_loggp_too():

@@ -49,5 +49,5 @@ def test_every_diagnostic_has_location_and_caret(path):
         pytest.skip("command-line errors have no source location")
     text = path.with_suffix(".txt").read_text()
     first = text.splitlines()[0]
-    assert re.match(r"^[\w./-]+:\d+:\d+: error: ", first), first
+    assert re.match(r"^[\w./-]+:\d+:\d+: error\[E\d{3}\]: ", first), first
     assert re.search(r"^ +\^+$", text, re.M), "no caret line"

@@ -60,7 +60,7 @@ def test_a_cost_that_is_not_a_time_is_rejected(body, params, dims):
 def test_dimension_errors(body, message):
     msg = errors_of(PLATFORM + f"algorithm a(P: int, m: bytes, t: time) = {body}\n")
     assert message in msg, msg
-    assert re.search(r"<string>\.tlop:2:\d+: error: ", msg), msg
+    assert re.search(r"<string>\.tlop:2:\d+: error\[E005\]: ", msg), msg
 
 
 def test_tlop_check_rejects_m_times_m(tmp_path, capsys):
@@ -69,7 +69,7 @@ def test_tlop_check_rejects_m_times_m(tmp_path, capsys):
     assert main(["check", str(f)]) == 1
     err = capsys.readouterr().err
     # the path is printed relative to the working directory when that is shorter
-    assert "h.tlop:1:25: error: an algorithm's cost must be a time (s), but this expression is bytes² (B²)" in err
+    assert "h.tlop:1:25: error[E005]: an algorithm's cost must be a time (s), but this expression is bytes² (B²)" in err
     assert Path(err.split(":1:25:")[0].strip()).resolve() == f.resolve()
     assert "^^^^^" in err
 
@@ -149,7 +149,7 @@ def test_a_def_default_cannot_capture_the_callers_variable():
     src = ("def f(x: int, y: int = x) = x + y\n"
            "algorithm a(x: int, z: int) = f(z) * 1s\n")
     msg = errors_of(src)
-    assert "<string>.tlop:1:24: error: a default value must be a constant; it uses the parameter x" in msg
+    assert "<string>.tlop:1:24: error[E011]: a default value must be a constant; it uses the parameter x" in msg
 
 
 def test_a_def_default_is_evaluated_where_it_is_declared():

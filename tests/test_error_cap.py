@@ -25,8 +25,8 @@ def test_the_first_errors_then_how_many_more(n, last):
     text = str(e)
     assert len(e.diagnostics) == n                      # all kept
     assert text.splitlines()[-1] == last
-    assert text.count(": error: ") == min(n, MAX_SHOWN)
-    assert f"x.tlop:{min(n, MAX_SHOWN)}:1: error: bad {min(n, MAX_SHOWN) - 1}" in text
+    assert text.count(": error[E099]: ") == min(n, MAX_SHOWN)
+    assert f"x.tlop:{min(n, MAX_SHOWN)}:1: error[E099]: bad {min(n, MAX_SHOWN) - 1}" in text
     assert f"bad {MAX_SHOWN}" not in text
 
 

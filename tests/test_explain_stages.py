@@ -292,6 +292,6 @@ def test_without_matplotlib_explain_works_and_plot_says_how_to_install(tmp_path)
     r = subprocess.run([sys.executable, "-c", BLOCKED, *argv, "--plot", str(target)], capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 2
-    assert r.stderr.strip() == ("tlop: error: tlop explain --plot needs matplotlib, which is not installed; "
+    assert r.stderr.strip() == ("tlop: error[E050]: tlop explain --plot needs matplotlib, which is not installed; "
                                 "install it with pip install 'tlop[plot]'")
     assert not target.exists()

@@ -48,6 +48,12 @@ CASES = {
     "count0": ("17:54", "the count of transmission 'T' in a parallel composition: the concurrency must be positive, not 0"),
 }
 ARGS = {"P": 4, "m": 1024.0}
+#: the diagnostic code of each case: no finite number (E040), or a value outside its domain (E041)
+DOMAIN = {"tneg", "conc", "lneg", "lzero", "oneg", "count0"}
+
+
+def _code(name):
+    return "E041" if name in DOMAIN else "E040"
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +75,16 @@ def test_nonsense_is_an_error_at_its_source_in_both_engines(module, name):
     prof = tlop.default_profile()
     h = module[name]
     interp = _message(lambda: h.evaluate(prof, **ARGS))
-    assert f"nonsense.tlop:{where}: error: " in interp and words in interp, interp
+    head = f"nonsense.tlop:{where}: error[{_code(name)}]: "
+    assert head in interp and words in interp, interp
     ev = h.compile(prof)
     jit = _message(lambda: ev(**ARGS))
     assert jit.splitlines()[0].startswith(interp.splitlines()[0].split(" at P=")[0]), (jit, interp)
-    assert f"nonsense.tlop:{where}: error: " in jit and words.split(" at P=")[-1] in jit, jit
+    assert head in jit and words.split(" at P=")[-1] in jit, jit
     assert jit.splitlines()[1:] == interp.splitlines()[1:]  # the same source line and caret
     # in a batch: the first bad point, named, with the same explanation
     batch = _message(lambda: ev.batch(P=np.array([4.0, 5.0]), m=np.array([1024.0, 1024.0])))
-    assert "batch point (0,)" in batch and f"nonsense.tlop:{where}: error: " in batch
+    assert "batch point (0,)" in batch and head in batch
     assert interp.splitlines()[0].split(": ")[-1] in batch.splitlines()[0]
 
 
@@ -120,5 +127,5 @@ def test_a_recursive_transmission_fails_check(tmp_path, body, where, chain, caps
     path.write_text('import "taulop/platform.tlop"\n' + body + "algorithm a(m: bytes) = U[shm](m)\n")
     assert main(["check", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"rec.tlop:{where}: error: transmission" in err and f"({chain}); transmissions cannot recurse" in err
-    assert err.count("error:") == 1  # one cycle, reported once
+    assert f"rec.tlop:{where}: error[E008]: transmission" in err and f"({chain}); transmissions cannot recurse" in err
+    assert err.count("error[") == 1  # one cycle, reported once

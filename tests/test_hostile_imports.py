@@ -47,7 +47,7 @@ def test_files_that_are_not_tlop_sources_are_never_read(tmp_path, secret, how, m
         target = "lib.tlop"
     main_file = _write(tmp_path / "main.tlop", f'import "{target}"\nalgorithm a(x: int) = x * 1s\n')
     msg = _error(main_file)
-    assert "main.tlop:1:1: error: cannot import" in msg
+    assert "main.tlop:1:1: error[E007]: cannot import" in msg
     assert f"'{secret}' is not a .tlop source (only .tlop files are imported; it was not read)" in msg
     assert "TOPSECRET" not in msg and "secret" not in read
 
@@ -61,10 +61,10 @@ def test_devices_are_not_imported(tmp_path):
 def test_non_utf8_bytes_are_located(tmp_path):
     bad = _write(tmp_path / "bad.tlop", b"algorithm a(x: int) = x * 1s\n/// caf\xe9 au lait\n")
     msg = _error(bad)
-    assert "bad.tlop:2:8: error: not UTF-8 text: byte 0xe9 (invalid continuation byte)" in msg
+    assert "bad.tlop:2:8: error[E001]: not UTF-8 text: byte 0xe9 (invalid continuation byte)" in msg
     main_file = _write(tmp_path / "main.tlop", '\nimport "bad.tlop"\n')
     msg = _error(main_file)
-    assert "bad.tlop:2:8: error: not UTF-8 text" in msg
+    assert "bad.tlop:2:8: error[E001]: not UTF-8 text" in msg
     assert msg.split("note: imported at ")[1].endswith("main.tlop:2:1")
 
 
@@ -81,7 +81,7 @@ def test_an_unreadable_import_is_an_error_at_the_import(tmp_path, monkeypatch, c
     monkeypatch.setenv("TLOP_CACHE_DIR", "off")
     assert main(["check", str(main_file)]) == 1
     err = capsys.readouterr().err
-    assert "main.tlop:1:1: error: cannot read " in err and "lib.tlop: Permission denied" in err
+    assert "main.tlop:1:1: error[E007]: cannot read " in err and "lib.tlop: Permission denied" in err
     assert "Traceback" not in err
 
 
@@ -91,7 +91,7 @@ def test_a_mode_000_import_is_an_error_at_the_import(tmp_path):
     lib.chmod(0)
     main_file = _write(tmp_path / "main.tlop", 'import "lib.tlop"\nalgorithm a(x: int) = k() * x * 1s\n')
     try:
-        assert "main.tlop:1:1: error: cannot read" in _error(main_file)
+        assert "main.tlop:1:1: error[E007]: cannot read" in _error(main_file)
     finally:
         lib.chmod(0o644)
 
@@ -104,7 +104,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     assert tlop.load(main_file)["a"].evaluate(None, x=2) == 6.0
     # columns count from after the mark
     bad = _write(tmp_path / "bad.tlop", bom + b"algorithm a(x: int) = y * 1s\n")
-    assert "bad.tlop:1:23: error:" in _error(bad)
+    assert "bad.tlop:1:23: error[E003]:" in _error(bad)
 
 
 @pytest.mark.parametrize("literal, text", [
@@ -120,4 +120,4 @@ def test_string_escapes_are_only_backslash_and_quote(tmp_path, literal, text):
     ``\\x``, ``\\N{…}``, ``\\u12``); only ``\\\\`` and ``\\"`` are escapes, anything else is kept."""
     path = _write(tmp_path / "esc.tlop", f"import {literal}\n")
     message = _error(path)
-    assert f"esc.tlop:1:1: error: cannot find imported file '{text}'" in message
+    assert f"esc.tlop:1:1: error[E007]: cannot find imported file '{text}'" in message

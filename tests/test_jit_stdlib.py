@@ -72,25 +72,34 @@ def test_stdlib_agreement(module, name):
     mod = tlop.load(module)
     program = mod.program
     alg = program.algorithms[name]
+    mappings = [None]
     if ir.has_schedule(alg.body):
-        # schedules are not compiled yet: the JIT says so cleanly (the CLI falls back)
-        from tlop.backends.jit import NotCompilable
-        with pytest.raises(NotCompilable, match="has a schedule"):
-            compile_algorithm(program, name, _profiles_for(module)[0])
-        return
+        if program.model != "taulop":
+            # dataflow schedules (LogGP, pLogP) are not compiled: the JIT says so cleanly
+            from tlop.backends.jit import NotCompilable
+            with pytest.raises(NotCompilable, match="has a schedule"):
+                compile_algorithm(program, name, _profiles_for(module)[0], mapping="sequential(4)")
+            return
+        # τ-Lop schedules: every kind of mapping
+        from tlop.runtime.mapping import layout_from_dict
+        mappings = [tlop.sequential(4), tlop.round_robin(3),
+                    layout_from_dict({"tlop_layout": 1, "ranks": [{"node": k % 3} for k in range(13)]})]
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
-    for profile in _profiles_for(module):
-        ev = compile_algorithm(program, name, profile)
-        pts = _points(alg, rng)
+    for profile, mapping in [(pr, mp) for pr in _profiles_for(module) for mp in mappings]:
+        ev = compile_algorithm(program, name, profile, mapping=mapping)
+        pts = _points(alg, rng, 40 if mapping is None else 15)
         valid = []
         for p in pts:
             try:
                 env = bind_arguments(program, alg, p)
+                if mapping is not None:
+                    from tlop.backends.binding import bind_mapping
+                    bind_mapping(alg, env, mapping)
             except TlopError:
                 with pytest.raises(TlopError):
                     ev(**p)
                 continue
-            want = interp_point(program, alg, profile, env)
+            want = interp_point(program, alg, profile, env, mapping)
             got = jit_point(ev, p)
             if isinstance(want, TlopError):
                 assert isinstance(got, TlopError), (p, got, want)

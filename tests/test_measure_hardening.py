@@ -14,6 +14,7 @@ import textwrap
 import time
 
 import pytest
+from _bounded import PATIENCE, cpu_killed, run_bounded
 
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.measure import cli
@@ -29,20 +30,25 @@ def _args(*argv):
     return p.parse_args(list(argv))
 
 
-def _capped(argv, mem_bytes=2 << 30, timeout=60, env=None):
-    """``python -m tlop.runtime.measure ARGV`` with its address space capped and a time bound,
-    so a regression that allocates or hangs fails this test instead of exhausting the machine."""
-    def limit():
-        import resource
-        resource.setrlimit(resource.RLIMIT_AS, (mem_bytes, mem_bytes))
-
+def _capped(argv, mem_bytes=2 << 30, env=None):
+    """``python -m tlop.runtime.measure ARGV`` with its address space and CPU time capped, so a
+    regression that allocates or computes without end fails this test instead of exhausting the
+    machine (a bound on CPU time, not wall-clock time: a busy machine cannot fail it)."""
     e = dict(os.environ)
     e.pop(LAUNCHER_ENV, None)
     e.update(env or {})
-    t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "tlop.runtime.measure", *argv], capture_output=True,
-                       text=True, timeout=timeout, preexec_fn=limit, env=e)
-    return r, time.monotonic() - t0
+    return run_bounded([sys.executable, "-m", "tlop.runtime.measure", *argv], cpu_seconds=60,
+                       mem_bytes=mem_bytes, env=e)
+
+
+def _fake_mpiexec(tmp_path):
+    """A stand-in ``mpiexec`` that only records that it was started: a run that launches any
+    rank leaves the marker file (and a real rank would have stalled waiting for rank 0)."""
+    marker = tmp_path / "launched"
+    fake = tmp_path / "mpiexec"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexit 1\n")
+    fake.chmod(0o755)
+    return fake, marker
 
 
 # ----------------------------------------------------------------------------- options
@@ -73,11 +79,13 @@ def test_bad_options_fail_at_once_without_launching(tmp_path, argv, message):
     raise a traceback; now it is a one-line error before any rank starts, in bounded memory."""
     if "--out" not in argv:
         argv = argv + ["--out", str(tmp_path / "p.json")]
-    r, seconds = _capped(argv)
+    fake, launched = _fake_mpiexec(tmp_path)
+    r = _capped(argv + ["--mpiexec", str(fake)])
+    assert not cpu_killed(r), "ran out of CPU time"
     assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
     assert message in r.stderr and "Traceback" not in r.stderr
     assert "\x1b" not in r.stderr                       # control characters shown escaped
-    assert seconds < 30
+    assert not launched.exists(), launched.read_text()  # refused before starting any rank
     assert not (tmp_path / "p.samples.jsonl").exists()
 
 
@@ -137,10 +145,10 @@ def _holder(path, ready):
         fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, b"%d somehost\\n" % os.getpid())
         open({str(ready)!r}, "w").close()
-        time.sleep(120)
+        time.sleep({2 * PATIENCE})
     """)
     proc = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not ready.exists():
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.01)
@@ -155,7 +163,7 @@ def test_lock_of_a_killed_run_is_taken_over(tmp_path):
             OutputLock(out).acquire()
     finally:
         proc.kill()
-        proc.wait(timeout=30)
+        proc.wait(timeout=PATIENCE)
     assert lock_path(out).exists()                        # left behind by the dead holder …
     with OutputLock(out) as lock:                         # … and simply taken over
         assert lock.held
@@ -177,7 +185,7 @@ def test_orphan_writer_of_the_samples_blocks_a_resume(tmp_path):
             SampleStore(samples)
     finally:
         proc.kill()
-        proc.wait(timeout=30)
+        proc.wait(timeout=PATIENCE)
     assert not writer_busy(samples)
     with SampleStore(samples) as s:                       # the writer's lock …
         assert writer_busy(samples)                       # … is seen by others
@@ -249,7 +257,9 @@ def test_progress_to_a_closed_pipe_is_dropped_not_fatal(monkeypatch):
 
 # ----------------------------------------------------------------------------- job lifetime
 
-def _wait_gone(pid, seconds=30.0):
+def _wait_gone(pid, seconds=PATIENCE):
+    """Whether ``pid`` ends within ``seconds`` (a hang guard); if it does not, it is killed so
+    that a failing test leaves no process behind."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process_start(pid) is None:
@@ -259,6 +269,10 @@ def _wait_gone(pid, seconds=30.0):
         except ChildProcessError:
             pass
         time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
     return False
 
 
@@ -275,7 +289,7 @@ def _launcher_and_child(tmp_path, child_code, use_pdeathsig):
         child = subprocess.Popen([sys.executable, "-c", {child_code!r}], env=env,
                                  start_new_session=True, preexec_fn=pre)
         print(child.pid, flush=True)
-        time.sleep(120)
+        time.sleep({2 * PATIENCE})
     """)
     launcher = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     child = int(launcher.stdout.readline())
@@ -285,11 +299,12 @@ def _launcher_and_child(tmp_path, child_code, use_pdeathsig):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
 def test_pdeathsig_kills_the_child_of_a_sigkilled_launcher(tmp_path):
     assert die_with_parent(os.getpid()) is not None
-    launcher, child = _launcher_and_child(tmp_path, "import time; time.sleep(120)", use_pdeathsig=True)
+    launcher, child = _launcher_and_child(tmp_path, f"import time; time.sleep({2 * PATIENCE})",
+                                          use_pdeathsig=True)
     time.sleep(0.3)
     assert process_start(child) is not None
     launcher.kill()
-    launcher.wait(timeout=30)
+    launcher.wait(timeout=PATIENCE)
     assert _wait_gone(child), "the child outlived its SIGKILLed launcher"
 
 
@@ -302,15 +317,15 @@ def test_a_rank_ends_when_its_launcher_is_gone(tmp_path):
         from tlop.runtime.measure.worker import watch_launcher
         assert watch_launcher()
         open({str(ready)!r}, "w").close()
-        time.sleep(120)
+        time.sleep({2 * PATIENCE})
     """)
     launcher, child = _launcher_and_child(tmp_path, rank, use_pdeathsig=False)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not ready.exists():
         assert time.monotonic() < deadline
         time.sleep(0.02)
     launcher.send_signal(signal.SIGKILL)
-    launcher.wait(timeout=30)
+    launcher.wait(timeout=PATIENCE)
     assert _wait_gone(child), "the rank outlived its SIGKILLed launcher"
 
 
@@ -320,12 +335,12 @@ def test_watch_of_a_launcher_already_gone_or_reused(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
     for spec in (f"{dead}:1", f"{os.getpid()}:999999999999"):   # gone; or the PID is someone else's now
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PATIENCE,
                            env={**os.environ, LAUNCHER_ENV: spec})
         if spec.startswith(str(os.getpid())) and not process_start(os.getpid()):
             continue                                          # no /proc start times here
         assert r.returncode == 4 and "survived" not in r.stdout, (spec, r.stdout, r.stderr)
         assert "its launcher" in r.stderr
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PATIENCE,
                        env={**os.environ, LAUNCHER_ENV: f"{os.getpid()}:{process_start(os.getpid())}"})
     assert r.returncode == 0 and "survived" in r.stdout

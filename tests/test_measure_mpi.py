@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _bounded import PATIENCE
 
 from tlop.runtime.measure.launch import find_mpiexec
 from tlop.runtime.measure.store import read_records
@@ -20,9 +21,13 @@ pytestmark = pytest.mark.mpi
 
 SIZES = "1,1KiB,16KiB,256KiB,1MiB"
 FIXTURE_SIZES = "1,16,256,4KiB,16KiB,64KiB,256KiB,1MiB"
+#: how long the ranks of a killed launcher may take to notice and end: shorter than what the
+#: slow jobs below have left to measure, so an orphaned job is still running when it runs out
+#: (every other wait is PATIENCE, a hang guard that only a failing test ever reaches)
+ORPHAN_GRACE = 30
 
 
-def _measure(*argv, env=None, timeout=240):
+def _measure(*argv, env=None, timeout=PATIENCE):
     e = dict(os.environ)
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quiet", *argv],
@@ -95,7 +100,7 @@ def test_killed_run_resumes_without_remeasuring(tmp_path):
     cmd = [sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quiet", "--quick",
            "--sizes", SIZES, "--bench", "taulop", "--channels", "shm", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         if sum(r["kind"] == "point" for r in read_records(samples)) >= 4:
             break
@@ -121,14 +126,12 @@ def test_existing_run_is_not_overwritten_by_accident(measured):
 
 @pytest.mark.parametrize("fault, expect", [("crash", "exit status 7"), ("hang", "did not finish within 3 s")])
 def test_failing_or_hanging_rank_names_the_point(tmp_path, fault, expect):
-    t0 = time.monotonic()
     r = _measure("--quick", "--sizes", "1,1KiB", "--bench", "taulop", "--channels", "shm",
                  "--timeout", "3", "--out", str(tmp_path / "f.json"),
-                 env={"TLOP_MEASURE_INJECT_FAULT": f"{fault}:ring"}, timeout=90)
+                 env={"TLOP_MEASURE_INJECT_FAULT": f"{fault}:ring"})
     assert r.returncode == 1
     assert "ring on shm at m=1 B, τ=2" in r.stderr and expect in r.stderr
     assert "--resume" in r.stderr and "Traceback" not in r.stderr
-    assert time.monotonic() - t0 < 60
     kept = [x for x in read_records(tmp_path / "f.samples.jsonl") if x["kind"] == "point"]
     assert len(kept) == 4                                  # o_eager, o_rdv, two ping-pongs
 
@@ -164,21 +167,21 @@ def test_sigkilled_launcher_leaves_no_rank_and_a_concurrent_resume_is_refused(tm
     launcher = subprocess.Popen([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quiet", *slow],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + PATIENCE
         while sum(r["kind"] == "point" for r in read_records(samples)) < 2:
             assert launcher.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         ranks = [p for p in _processes_mentioning(str(out)) if p != launcher.pid]
         assert ranks                                      # mpiexec and its ranks
 
-        r = _measure(*slow, "--resume", timeout=120)
+        r = _measure(*slow, "--resume", timeout=PATIENCE)
         assert r.returncode == 1 and "Traceback" not in r.stderr
         assert "another tlop measure" in r.stderr and f"process {launcher.pid}" in r.stderr
         assert launcher.poll() is None                    # it really was concurrent
 
         launcher.send_signal(signal.SIGKILL)              # the launcher alone, without warning
-        launcher.wait(timeout=30)
-        deadline = time.monotonic() + 30
+        launcher.wait(timeout=PATIENCE)
+        deadline = time.monotonic() + ORPHAN_GRACE
         while _processes_mentioning(str(out)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _processes_mentioning(str(out)) == [], "MPI processes outlived their launcher"
@@ -193,7 +196,7 @@ def test_sigkilled_launcher_leaves_no_rank_and_a_concurrent_resume_is_refused(tm
 
     before = [x for x in read_records(samples) if x["kind"] == "point"]
     fast = [a if a != "1" or slow[i - 1] != "--time-cap" else "0.05" for i, a in enumerate(slow)]
-    r = _measure(*fast, "--resume", timeout=240)
+    r = _measure(*fast, "--resume", timeout=PATIENCE)
     assert r.returncode == 0, r.stderr
     keys = [x["key"] for x in read_records(samples) if x["kind"] == "point"]
     assert len(keys) == len(set(keys)) == 2 + 8 + 8       # every key once: nothing measured twice
@@ -208,7 +211,7 @@ def test_measurement_outlives_its_progress_reader(tmp_path):
     out = tmp_path / "piped.json"
     cmd = (f"set -o pipefail; {sys.executable} -m tlop.runtime.measure --np 2 --quick --sizes {SIZES} "
            f"--bench taulop --channels shm --out {out} 2>&1 | head -1")
-    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=240)
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=PATIENCE)
     assert r.returncode == 0, r.stdout
     assert r.stdout.count("\n") == 1 and "Traceback" not in r.stdout
     prof = load_profile(str(out))
@@ -225,18 +228,18 @@ def test_sigterm_stops_the_job_and_keeps_what_was_measured(tmp_path):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + PATIENCE
         while sum(r["kind"] == "point" for r in read_records(samples)) < 2:
             assert launcher.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         launcher.send_signal(signal.SIGTERM)
-        _, err = launcher.communicate(timeout=60)
+        _, err = launcher.communicate(timeout=PATIENCE)
         assert launcher.returncode == 143, err
         assert "terminated;" in err and "--resume" in err and "Traceback" not in err
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + ORPHAN_GRACE
     while _processes_mentioning(str(out)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_mentioning(str(out)) == []
@@ -260,7 +263,7 @@ def test_rank0_that_cannot_start_stops_every_rank(tmp_path, mode):
                                f"open({str(ready)!r}, 'w').close()\n"
                                "time.sleep(120)\n"])
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while not ready.exists():
             assert holder.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
@@ -268,10 +271,10 @@ def test_rank0_that_cannot_start_stops_every_rank(tmp_path, mode):
         r = subprocess.run([find_mpiexec(), "-n", "2", sys.executable, "-m", "tlop.runtime.measure",
                             *extra, "--quick", "--bench", "taulop", "--sizes", "1", "--resume",
                             "--out", str(tmp_path / "busy.json")],
-                           capture_output=True, text=True, timeout=90)
+                           capture_output=True, text=True, timeout=PATIENCE)
     finally:
         holder.kill()
-        holder.wait(timeout=30)
+        holder.wait(timeout=PATIENCE)
     assert r.returncode != 0
     assert r.stderr.count("another process") == 2, r.stderr      # both ranks say why
     assert "Traceback" not in r.stderr

@@ -157,16 +157,16 @@ def test_parse_good_text_and_header_taus():
 
 
 @pytest.mark.parametrize("text, expected", [
-    (GOOD.replace("#m\t2\n", "#m\t3\n"), "X.txt:1:1: error: '#m 3' but the file has 2 data rows"),
-    (GOOD.replace("\t5e-6\n", "\n"), "X.txt:5:1: error: expected 4 numbers (m, o(m), L(m,1) … L(m,2)), got 3"),
-    (GOOD.replace("4e-6", "4e-6x"), "X.txt:5:9: error: expected a number, got '4e-6x'"),
-    (GOOD.replace("64\t", "1\t"), "X.txt:5:1: error: message sizes must increase: 1 after 1 (line 4)"),
-    (GOOD.replace("#tau\t2\n", ""), "X.txt:3:1: error: data row before the '#tau N' line"),
-    (GOOD.replace("L(m, 2)", "L(m, 2)\tL(m, 3)"), "X.txt:3:1: error: the header names 3 L(m, tau) columns but '#tau 2' says 2"),
-    (GOOD.replace("#tau\t2", "#tau\ttwo"), "X.txt:2:6: error: '#tau' needs a positive whole number, got 'two'"),
-    (GOOD.replace("#tau\t2", "#tau\t0"), "X.txt:2:6: error: '#tau' needs a positive whole number, got '0'"),
-    (GOOD.replace("3e-6", "nan"), "X.txt:4:13: error: expected a number, got 'nan'"),
-    ("", "X.txt:1:1: error: not a libtaulop parameter file: no '#m N' and '#tau N' line"),
+    (GOOD.replace("#m\t2\n", "#m\t3\n"), "X.txt:1:1: error[E020]: '#m 3' but the file has 2 data rows"),
+    (GOOD.replace("\t5e-6\n", "\n"), "X.txt:5:1: error[E020]: expected 4 numbers (m, o(m), L(m,1) … L(m,2)), got 3"),
+    (GOOD.replace("4e-6", "4e-6x"), "X.txt:5:9: error[E020]: expected a number, got '4e-6x'"),
+    (GOOD.replace("64\t", "1\t"), "X.txt:5:1: error[E020]: message sizes must increase: 1 after 1 (line 4)"),
+    (GOOD.replace("#tau\t2\n", ""), "X.txt:3:1: error[E020]: data row before the '#tau N' line"),
+    (GOOD.replace("L(m, 2)", "L(m, 2)\tL(m, 3)"), "X.txt:3:1: error[E020]: the header names 3 L(m, tau) columns but '#tau 2' says 2"),
+    (GOOD.replace("#tau\t2", "#tau\ttwo"), "X.txt:2:6: error[E020]: '#tau' needs a positive whole number, got 'two'"),
+    (GOOD.replace("#tau\t2", "#tau\t0"), "X.txt:2:6: error[E020]: '#tau' needs a positive whole number, got '0'"),
+    (GOOD.replace("3e-6", "nan"), "X.txt:4:13: error[E020]: expected a number, got 'nan'"),
+    ("", "X.txt:1:1: error[E020]: not a libtaulop parameter file: no '#m N' and '#tau N' line"),
 ])
 def test_parse_errors_name_file_and_line(text, expected):
     with pytest.raises(ProfileError) as info:
@@ -180,7 +180,7 @@ def test_convert_errors(tmp_path):
     with pytest.raises(ProfileError, match="not a directory"):
         convert_taulop(tmp_path / "missing", "x")
     (tmp_path / "SHM.txt").write_text(GOOD.replace("#m\t2", "#m\t5"))
-    with pytest.raises(ProfileError, match=r"SHM.txt:1:1: error: '#m 5' but the file has 2 data rows"):
+    with pytest.raises(ProfileError, match=r"SHM.txt:1:1: error\[E020\]: '#m 5' but the file has 2 data rows"):
         convert_taulop(tmp_path, "x")
 
 
@@ -260,21 +260,21 @@ def test_parse_good_gamma():
 
 
 @pytest.mark.parametrize("text, expected", [
-    (GAMMA.replace("#m\t5", "#m\t6"), "gamma.txt:1:1: error: '#m 6' but the file has 5 data rows"),
-    (GAMMA.replace("5e-7", "5e-7x"), "gamma.txt:5:9: error: expected a number, got '5e-7x'"),
-    (GAMMA.replace("\t6e-7\n", "\n"), "gamma.txt:5:1: error: expected 4 numbers (m and one gamma per operation), got 3"),
-    (GAMMA.replace("\tSUM", "\tSUM\tPROD"), "gamma.txt:3:1: error: the header names 4 operations but '#max_ops 3' says 3"),
-    (GAMMA.replace("\tMIN\t", "\tMAX\t"), "gamma.txt:3:11: error: operation 'MAX' named twice (first at column 7)"),
-    (GAMMA.replace("\tMIN\t", "\tMIN-R\t"), "gamma.txt:3:11: error: operation name 'MIN-R' is not an identifier"),
+    (GAMMA.replace("#m\t5", "#m\t6"), "gamma.txt:1:1: error[E020]: '#m 6' but the file has 5 data rows"),
+    (GAMMA.replace("5e-7", "5e-7x"), "gamma.txt:5:9: error[E020]: expected a number, got '5e-7x'"),
+    (GAMMA.replace("\t6e-7\n", "\n"), "gamma.txt:5:1: error[E020]: expected 4 numbers (m and one gamma per operation), got 3"),
+    (GAMMA.replace("\tSUM", "\tSUM\tPROD"), "gamma.txt:3:1: error[E020]: the header names 4 operations but '#max_ops 3' says 3"),
+    (GAMMA.replace("\tMIN\t", "\tMAX\t"), "gamma.txt:3:11: error[E020]: operation 'MAX' named twice (first at column 7)"),
+    (GAMMA.replace("\tMIN\t", "\tMIN-R\t"), "gamma.txt:3:11: error[E020]: operation name 'MIN-R' is not an identifier"),
     (GAMMA.replace("#max_ops\t3", "#max_ops\t2").replace("\tSUM", "").replace("\t3e-7", ""),
-     "gamma.txt:2:10: error: libtaulop's default reduction operation is the third column (SUM)"),
-    (GAMMA.replace("#max_ops\t3", "#max_ops\tx"), "gamma.txt:2:10: error: '#max_ops' needs a positive whole number, got 'x'"),
-    (GAMMA.replace("#m\t5\n", "#size\t5\n"), "gamma.txt:1:1: error: expected '#m N' (number of sizes) first, got '#size'"),
-    (GAMMA.replace("#size\tMAX\tMIN\tSUM\n", ""), "gamma.txt:3:1: error: data row before the header naming the operations"),
-    (GAMMA.replace("128\t", "64\t"), "gamma.txt:6:1: error: message sizes must increase: 64 after 64 (line 5)"),
-    (GAMMA.replace("\t2e-7", "\t-2e-7"), "gamma.txt:4:8: error: a reduction time cannot be negative, got -2e-7"),
-    (GAMMA.replace("3e-7", "inf"), "gamma.txt:4:13: error: expected a number, got 'inf'"),
-    ("", "gamma.txt:1:1: error: not a libtaulop gamma file: no '#m N' and '#max_ops K' lines"),
+     "gamma.txt:2:10: error[E020]: libtaulop's default reduction operation is the third column (SUM)"),
+    (GAMMA.replace("#max_ops\t3", "#max_ops\tx"), "gamma.txt:2:10: error[E020]: '#max_ops' needs a positive whole number, got 'x'"),
+    (GAMMA.replace("#m\t5\n", "#size\t5\n"), "gamma.txt:1:1: error[E020]: expected '#m N' (number of sizes) first, got '#size'"),
+    (GAMMA.replace("#size\tMAX\tMIN\tSUM\n", ""), "gamma.txt:3:1: error[E020]: data row before the header naming the operations"),
+    (GAMMA.replace("128\t", "64\t"), "gamma.txt:6:1: error[E020]: message sizes must increase: 64 after 64 (line 5)"),
+    (GAMMA.replace("\t2e-7", "\t-2e-7"), "gamma.txt:4:8: error[E020]: a reduction time cannot be negative, got -2e-7"),
+    (GAMMA.replace("3e-7", "inf"), "gamma.txt:4:13: error[E020]: expected a number, got 'inf'"),
+    ("", "gamma.txt:1:1: error[E020]: not a libtaulop gamma file: no '#m N' and '#max_ops K' lines"),
 ])
 def test_gamma_parse_errors_name_file_line_and_column(text, expected):
     with pytest.raises(ProfileError) as info:
@@ -292,11 +292,11 @@ def test_gamma_rows_are_matched_to_the_grid_by_index():
     with pytest.raises(ProfileError) as info:
         gamma_on_grid(g, [1, 64, 128, 256, 1024], "SHM.txt")
     assert str(info.value).startswith(
-        "gamma.txt:8:1: error: size 512 in row 5, but the channel grid of SHM.txt has 1024 there")
+        "gamma.txt:8:1: error[E020]: size 512 in row 5, but the channel grid of SHM.txt has 1024 there")
     with pytest.raises(ProfileError) as info:
         gamma_on_grid(g, [1, 64, 128, 256], "SHM.txt")
     assert str(info.value).startswith(
-        "gamma.txt:1:1: error: 5 sizes, but the channel grid of SHM.txt has 4; libtaulop matches")
+        "gamma.txt:1:1: error[E020]: 5 sizes, but the channel grid of SHM.txt has 4; libtaulop matches")
 
 
 def test_convert_with_gamma(tmp_path):
@@ -311,10 +311,10 @@ def test_convert_with_gamma(tmp_path):
     assert "gamma.txt" in p.metadata["description"]
     assert "row 1, measured at 4 B, is used at 1 B" in p.metadata["notes"]
     (tmp_path / "gamma.txt").write_text(GAMMA.replace("512\t", "600\t"))
-    with pytest.raises(ProfileError, match=r"gamma.txt:8:1: error: size 600 in row 5, but the channel grid"):
+    with pytest.raises(ProfileError, match=r"gamma.txt:8:1: error\[E020\]: size 600 in row 5, but the channel grid"):
         convert_taulop(tmp_path, "g")
     (tmp_path / "gamma.txt").write_text(GAMMA.replace("#m\t5", "#m\t4"))
-    with pytest.raises(ProfileError, match=r"gamma.txt:1:1: error: '#m 4' but the file has 5 data rows"):
+    with pytest.raises(ProfileError, match=r"gamma.txt:1:1: error\[E020\]: '#m 4' but the file has 5 data rows"):
         convert_taulop(tmp_path, "g")
     (tmp_path / "gamma.txt").unlink()
     assert not convert_taulop(tmp_path, "g").has_table("gamma")
@@ -325,4 +325,4 @@ def test_command_line_error_in_gamma_is_a_diagnostic(tmp_path, capsys):
     (tmp_path / "gamma.txt").write_text(GAMMA.replace("5e-7", "5e-7x"))
     assert main([str(tmp_path), "--out", str(tmp_path / "x.json")]) == 1
     err = capsys.readouterr().err
-    assert "gamma.txt:5:9: error: expected a number, got '5e-7x'" in err and "Traceback" not in err
+    assert "gamma.txt:5:9: error[E020]: expected a number, got '5e-7x'" in err and "Traceback" not in err

@@ -1,5 +1,6 @@
 """Mutated profiles: 1,200 damaged copies of the bundled profiles, each ending in a loaded
-profile or the project's own error — never another exception — within a per-case time limit.
+profile or the project's own error — never another exception — within a per-case limit of CPU
+time (not wall-clock time: the test cannot fail because the machine is busy).
 
 Seeded random mutations (reproducible; ``TLOP_FUZZ_SEED`` picks another seed) of both the
 decoded JSON (values of every type, huge and non-finite numbers, deleted and unknown keys,
@@ -14,7 +15,6 @@ import os
 import random
 import signal
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -25,8 +25,9 @@ from tlop.runtime.profile_schema import parse_json, validate
 
 CASES = 1200
 SEED = int(os.environ.get("TLOP_FUZZ_SEED", "14"))
-#: no single case may take longer than this (a hang or blow-up fails the test, not the run)
-CASE_SECONDS = 5.0
+#: no single case may use more CPU time than this (a hang or blow-up fails the test, not the
+#: run); CPU time (ITIMER_PROF), not wall-clock time, so a loaded machine cannot fail a case
+CASE_CPU_SECONDS = 5.0
 
 _ODD_STRINGS = ["", " ", "shm", "*", "a\x1b[31m", "x\ny", "\u202e", "é", "loggp.L", "1", "NaN",
                 "x" * 10000, "tlop_profile", "tables", "m", "tau", "values"]
@@ -174,8 +175,7 @@ def test_mutated_profiles_end_in_a_profile_or_a_tlop_error(originals, tmp_path):
             text, tree = originals[name]
             how = rng.randrange(4)
             what = f"case {case} (seed {SEED}, {name}, {'tree text file'.split()[min(how, 2)]})"
-            t0 = time.monotonic()
-            signal.setitimer(signal.ITIMER_PROF, CASE_SECONDS)
+            signal.setitimer(signal.ITIMER_PROF, CASE_CPU_SECONDS)
             try:
                 if how <= 1:                          # the Python API on a mutated tree
                     prof = profile_from_dict(_mutate_tree(copy.deepcopy(tree), rng), "fuzz")
@@ -196,12 +196,11 @@ def test_mutated_profiles_end_in_a_profile_or_a_tlop_error(originals, tmp_path):
                 assert "\x1b" not in str(err), what    # input shown escaped
                 outcomes["refused"] += 1
             except _Timeout:
-                pytest.fail(f"{what}: took longer than {CASE_SECONDS} s")
+                pytest.fail(f"{what}: used more than {CASE_CPU_SECONDS} s of CPU time")
             except Exception as err:                  # noqa: BLE001  (the point of the test)
                 pytest.fail(f"{what}: {type(err).__name__}: {str(err)[:300]}")
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
-            assert time.monotonic() - t0 < CASE_SECONDS, what
     finally:
         signal.signal(signal.SIGPROF, old)
     # the mutations are neither all harmless nor all fatal

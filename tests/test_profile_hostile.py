@@ -182,7 +182,7 @@ def test_diagnostics_escape_what_they_quote():
     text = Diagnostic("unknown name '\x1b[1m'\nsecond line", Span(src, 1, 9, 1, 12)).render()
     assert "\x1b" not in text
     lines = text.splitlines()
-    assert lines[0] == "we\\x1bird.tlop:1:9: error: unknown name '\\x1b[1m'" and lines[1] == "second line"
+    assert lines[0] == "we\\x1bird.tlop:1:9: error[E003]: unknown name '\\x1b[1m'" and lines[1] == "second line"
     assert lines[2] == "    let x = \\x1b[1m y"
     assert lines[3] == "            ^^^^^^^"                # under the escaped characters
 

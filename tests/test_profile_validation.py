@@ -58,7 +58,7 @@ def test_base_is_valid(tmp_path, monkeypatch):
 
 def test_json_syntax_error_reports_line_and_column(tmp_path, monkeypatch):
     msg = error_of(tmp_path, monkeypatch, '{\n  "tlop_profile": 1,\n  "name": "x"\n  "tables": {}\n}\n')
-    assert msg.startswith("profile.json:4:3: error: invalid JSON")
+    assert msg.startswith("profile.json:4:3: error[E020]: invalid JSON")
     assert '"tables": {}' in msg and "^" in msg
 
 
@@ -114,7 +114,7 @@ def test_channel_fields(tmp_path, monkeypatch):
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["ib"].update(transmission="rdmaa")))
     assert "profile.json: channels.ib.transmission: unknown kind 'rdmaa'; expected one of shm, tcp, rdma" in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["ib"].pop("transmission")))
-    assert "profile.json: channels.ib: missing required key 'transmission'" in msg
+    assert "profile.json: channels.ib: missing required key 'transmission' (or 'path': true" in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"].update({"my-net": {"transmission": "tcp"}})))
     assert 'profile.json: channels["my-net"]: a channel name must be an identifier' in msg
     msg = error_of(tmp_path, monkeypatch, mutated(lambda d: d["channels"]["shm"].update(description=3)))
@@ -205,7 +205,7 @@ def test_missing_files_and_names(tmp_path, monkeypatch):
 def test_profile_from_dict_uses_the_source_name_and_does_not_mutate():
     d = mutated(lambda d: d["channels"]["ib"].update(transmission="ipoib"))
     before = copy.deepcopy(d)
-    with pytest.raises(ProfileError, match="^tlop: error: mine: channels.ib.transmission"):
+    with pytest.raises(ProfileError, match="^tlop: error\\[E020\\]: mine: channels.ib.transmission"):
         profile_from_dict(d, source="mine")
     assert d == before
 

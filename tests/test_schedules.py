@@ -292,10 +292,14 @@ def test_layout_mappings():
 
 # ----------------------------------------------------------------------------- the JIT, the CLI
 
-def test_the_jit_refuses_schedules_and_the_cli_falls_back(capsys):
+def test_the_jit_compiles_taulop_schedules_and_the_cli_chooses(capsys):
     from tlop.backends.jit import NotCompilable
-    with pytest.raises(NotCompilable, match="has a schedule"):
+    with pytest.raises(TlopError, match="needs one"):  # over a mapping: compiled for one
         AG["ring"].compile("metropolis")
+    ev = AG["ring"].compile("metropolis", mapping="sequential(4)")
+    assert ev(P=8, m=1024.0) == AG["ring"].evaluate("metropolis", P=8, m=1024.0, mapping="sequential(4)")
+    with pytest.raises(NotCompilable, match="has a schedule in loggp"):
+        tlop.load("loggp/bcast")["binomial"].compile(None, mapping="sequential(4)")
     assert main(["sweep", "taulop/allgather", "ring", "P=4,8", "m=1KiB", "--mapping", "sequential(4)"]) == 0
     out = capsys.readouterr().out
     assert "(interp)" in out
@@ -305,6 +309,10 @@ def test_the_jit_refuses_schedules_and_the_cli_falls_back(capsys):
     want = AG["ring"].evaluate(None, P=8, m=1024.0, mapping=tlop.sequential(4))
     assert data["seconds"] == want
     assert main(["eval", "taulop/allgather", "ring", "P=8", "m=1KiB", "--mapping", "sequential(4)",
+                 "--engine", "jit", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["engine"] == "jit" and data["seconds"] == want
+    assert main(["eval", "loggp/bcast", "binomial", "P=8", "m=1KiB", "--mapping", "sequential(4)",
                  "--engine", "jit"]) == 1
     assert "has a schedule" in capsys.readouterr().err
 

@@ -22,9 +22,11 @@ terms, ``<<`` included, so equal indices are recognised whatever their spelling)
 binomial-tree pairs ``send (a·t + b) % P -> (a·t + b + δ) % P`` with ``a = 2δ``,
 ``where a·t + δ < P``, ``t in 0 .. h`` with ``(h + 1)·a = 2^S`` and ``S = ⌈log2 P⌉`` (MPICH's
 binomial broadcast, ``taulop/bcast binomial``)
-    ``sequential(Q)`` only, when ``Q`` is a power of two and ``b mod Q = 0``: a stage with
+    ``sequential(Q)``, when ``Q`` is a power of two and ``b mod Q = 0``: a stage with
     ``δ < Q`` is ``Q/a`` shared-memory transfers per node, one with ``δ ≥ Q`` one network transfer
-    per node.  ``round_robin`` is not derived.
+    per node.  ``round_robin(Q)``, when ``P/Q`` (the node count M) is a power of two, any root: a
+    stage with ``δ ≥ M`` is ``⌈(P − δ)/a⌉`` shared-memory transfers in the root's node, one with
+    ``δ < M`` is ``Q`` network transfers into (and out of) each of ``M/a`` nodes.
 
 Each channel's group size follows the platform's declared contention key (``node``/``either``
 on a channel between nodes counts a transfer in both of its nodes' groups).  All members of a
@@ -399,8 +401,6 @@ class _Deriver:
     # ------------------------------------------------------------------ binomial tree
     def binomial(self, loop, send, src, dst, ps, pd, plo, phi):
         t = loop.var
-        if self.kind != "sequential":
-            raise NoClosedForm("binomial-tree pairs are derived for the sequential mapping only")
         cs, bs = _coeff_of(ps, t) or (None, None)
         if cs is None or not cs or plo != {}:
             return None
@@ -439,15 +439,33 @@ class _Deriver:
         params = {p.name for p in self.alg.params}
         if root is None or not ir.free_vars(root) <= params:
             raise NoClosedForm("the binomial tree's root is not a linear expression of the parameters")
-        self.need(_b("==", _b("&", Q, _b("-", Q, _ONE)), _ZERO), f"{self.q} is a power of two")
-        self.need(_b("==", _b("%", root, Q), _ZERO), f"{_text(root, self.program)} is a multiple of {self.q}")
         d_ir = _b("-", dst, src)
         a_ir = _b("*", _num(2), d_ir)
         d_ir = _subst(d_ir, t, _ZERO)
         a_ir = _subst(a_ir, t, _ZERO)
         d_ir, a_ir = _tidy(d_ir, delta), _tidy(a_ir, cs)
+        if self.kind == "round_robin":
+            return self.binomial_round_robin(send, d_ir, a_ir)
+        self.need(_b("==", _b("&", Q, _b("-", Q, _ONE)), _ZERO), f"{self.q} is a power of two")
+        self.need(_b("==", _b("%", root, Q), _ZERO), f"{_text(root, self.program)} is a multiple of {self.q}")
         return ir.Cond(_b("<", d_ir, Q), self.cost([(self.shm, _b("/", Q, a_ir))], send),
                        self.cost([(self.net, self.net_group(_ONE, _ONE, disjoint=True))], send))
+
+
+    def binomial_round_robin(self, send, d_ir, a_ir):
+        """Binomial-tree pairs under ``round_robin(Q)``: ``M = P/Q`` nodes, rank p on node p mod M.
+        With M a power of two (the condition), a pair (r, r + δ) stays inside a node exactly when
+        M divides δ, i.e. δ ≥ M; then every pair of the stage is inside the root's node (the
+        sources are root + multiples of 2δ), ``⌈(P − δ)/(2δ)⌉`` transfers in one group.  Otherwise
+        (δ < M, so 2δ divides M and P) there are P/(2δ) pairs whose sources — and destinations —
+        fall on M/(2δ) nodes, Q per node, disjoint: Q ‖ T^net on every contention key.  The
+        root may be any rank (it shifts the nodes, not the counts)."""
+        Q, Pv = ir.Var(self.q), ir.Var("P")
+        M = _b("div", Pv, Q)
+        self.need(_b("==", _b("&", M, _b("-", M, _ONE)), _ZERO), f"P/{self.q} is a power of two")
+        pairs = ir.Fn("ceil", (_b("/", _b("-", Pv, d_ir), a_ir),))
+        return ir.Cond(_b(">=", d_ir, M), self.cost([(self.shm, pairs)], send),
+                       self.cost([(self.net, self.net_group(Q, Q, disjoint=True))], send))
 
 
 def _tidy(e: ir.Expr, p) -> ir.Expr:

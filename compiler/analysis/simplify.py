@@ -268,6 +268,8 @@ class Simplifier:
 
     def _rw_node(self, e: ir.Expr, ctx: Context) -> ir.Expr:
         e = self._rw_children(e, ctx)
+        if _dataflow_program(e, ctx):
+            return e  # in LogGP/pLogP the order of stages is their meaning: no rule applies here
         if isinstance(e, ir.Bin) and e.op in ("+", "*"):
             return self._rw_ac(e, ctx)
         new = self._apply(e, ctx)
@@ -445,6 +447,19 @@ class PassManager:
             if self.dump is not None and (name in self.dump_after or "all" in self.dump_after):
                 self.dump(name, out)
         return res
+
+
+def _dataflow_program(e: ir.Expr, ctx: Context) -> bool:
+    """Whether ``e`` composes schedules in a dataflow model (LogGP, pLogP): a ``+``, ``*`` or ``sum``
+    holding a stage, whose terms run one after another on carried-over clocks — reordering them
+    (``a + b = b + a``) or folding repetitions (``Σ stage = n·stage`` is a repetition there, but
+    ``2·(a + b) = 2a + 2b`` is not) would change the cost, so the simplifier leaves such a node
+    as it is (its children are still simplified)."""
+    from tlop.backends.dataflow import DATAFLOW_MODELS, holds_stage
+
+    prog = ctx.program
+    return (prog is not None and getattr(prog, "model", None) in DATAFLOW_MODELS
+            and isinstance(e, (ir.Bin, ir.Reduce)) and holds_stage(e))
 
 
 def simplify(e: ir.Expr, program: Optional[ir.Program] = None, *, ctx: Optional[Context] = None,

@@ -19,8 +19,21 @@ to stage — there is no global barrier between stages:
   ``max(t + delivery(m), cpu + recv_overhead(m), last_recv + send_gap(m))`` — the network
   delivers it, the processor must be free for its receive overhead, and consecutive receives
   are separated by the gap too;
+* except that a computation *waits for the receives before it*: a computation of rank r at phase
+  k first receives (as above, in order of arrival) the messages of this stage to r whose send has
+  a phase below k — ``{ send q -> r : m  reduce r : m }`` combines what has arrived, and in
+  ``seq k …: { send P - k -> 0 : m  reduce 0 : m }`` rank 0 receives and combines one message
+  after another.  Sends do not wait for receives of the same stage (they are posted first, as
+  non-blocking sends), only through a computation or a later stage.  Without such a computation
+  the two steps above are the whole stage; with one, the elements run in order of phase across
+  all ranks (a send's phase is below every computation that waits for it, so every message such a
+  computation receives has been sent);
 * the program costs the time the last rank finishes (the largest ``cpu``), plus the plain cost
   terms added to it (``stage {…} + 2us``).
+
+A program is a stage, ``+`` of programs, ``sum k in a .. b: program`` (``stages``), ``n * program``
+or ``program * n`` (the program ``n`` times in a row, ``n`` a whole number ``>= 0`` — not ``n``
+times its cost: the clocks carry over), through ``let`` bodies and ``if`` branches.
 
 The four functions of the message size are the platform's: algorithms named
 :data:`DATAFLOW_FUNCTIONS` declared by the model's platform file (``stdlib/loggp/platform.tlop``:
@@ -31,8 +44,9 @@ The four functions of the message size are the platform's: algorithms named
 What it does not do: know nodes or channels (a mapping is accepted and checked, but LogGP and
 pLogP have one network: the placement does not change the cost), weights (τ-Lop's ``weight``
 has no meaning here and is ignored), contention, or array arguments (the interpreter calls it
-once per point).  A composition it cannot price — a schedule under ``*``, ``max``, ``‖``, a
-``let`` binding or an ``if`` test — is an error at that node (:func:`check_composition`).
+once per point).  A composition it cannot price — a schedule under ``max``, ``‖``, ``/``, a
+product of two schedules, a ``let`` binding or an ``if`` test — is an error at that node
+(:func:`check_composition`).
 """
 
 from __future__ import annotations
@@ -73,21 +87,23 @@ def _describe(e) -> str:
 
 def check_composition(e: ir.Expr, model: str) -> None:
     """Raise EvalError at the first node of ``e`` that holds a stage in a place the dataflow
-    meaning cannot price: stages compose with ``+`` and ``sum`` only (through a ``let`` body and
-    the branches of an ``if``)."""
+    meaning cannot price: stages compose with ``+``, ``sum`` and a repetition ``n * …`` only
+    (through a ``let`` body and the branches of an ``if``)."""
     from tlop.backends.interp import EvalError
 
     def bad(node, why):
         raise EvalError(f"{model} cannot price a schedule under {why}: in {model} a schedule is a dataflow "
                         f"program whose stages run one after another ('stage {{…}} + stage {{…}}', "
-                        f"'sum k in a .. b: stage {{…}}', 'stages'), and its cost is when the last rank "
-                        f"finishes", getattr(node, "span", None))
+                        f"'sum k in a .. b: stage {{…}}', 'stages', 'n * stage {{…}}'), and its cost is when "
+                        f"the last rank finishes", getattr(node, "span", None))
 
     def visit(n):
         if isinstance(n, ir.Stage) or not holds_stage(n):
             return
         if isinstance(n, ir.Bin) and n.op == "+":
             visit(n.lhs), visit(n.rhs)
+        elif isinstance(n, ir.Bin) and n.op == "*" and holds_stage(n.lhs) != holds_stage(n.rhs):
+            visit(n.lhs if holds_stage(n.lhs) else n.rhs)  # a repetition: n * program
         elif isinstance(n, ir.Reduce) and n.kind == "sum":
             if holds_stage(n.lo) or holds_stage(n.hi):
                 bad(n, "the bounds of a 'sum'")
@@ -190,6 +206,13 @@ class Dataflow(StageEnumerator):
             return 0.0
         if not self.interp._holds_stage(e):
             return float(self.interp._eval(e, env, 1.0))
+        if isinstance(e, ir.Bin) and e.op == "*":  # a repetition (check_composition ran)
+            body, count = (e.lhs, e.rhs) if self.interp._holds_stage(e.lhs) else (e.rhs, e.lhs)
+            n = self._repetitions(float(self.interp._eval(count, env, 1.0)), count.span or e.span)
+            extra = 0.0
+            for _ in range(n):
+                extra += self._program(body, env, clocks)
+            return extra
         if isinstance(e, ir.Bin):  # '+' (check_composition ran)
             return self._program(e.lhs, env, clocks) + self._program(e.rhs, env, clocks)
         if isinstance(e, ir.Reduce):  # 'sum'
@@ -210,6 +233,18 @@ class Dataflow(StageEnumerator):
         check_composition(e, self.model)  # raises
         raise AssertionError("unreachable")  # pragma: no cover
 
+    @staticmethod
+    def _repetitions(n: float, span) -> int:
+        """A repetition count: a whole number ``>= 0`` (at most the interpreter's term limit)."""
+        from tlop.backends.interp import MAX_TERMS, EvalError
+
+        if not (math.isfinite(n) and n == math.floor(n) and n >= 0):
+            raise EvalError(f"a schedule repeated {n:g} times: in a dataflow model 'n * stage {{…}}' runs the "
+                            f"stage n times in a row, so n must be a whole number >= 0", span)
+        if n > MAX_TERMS:
+            raise EvalError(f"a schedule repeated {n:,.0f} times is more than tlop evaluates", span)
+        return int(n)
+
     # ------------------------------------------------------------------ one stage
     def _stage(self, stage, env, clocks):
         el = self.enumerate(stage, env, 1.0)
@@ -222,40 +257,82 @@ class Dataflow(StageEnumerator):
         phase = np.concatenate([b.phase for b in el.sends] + [b.phase for b in el.computes])
         order = np.concatenate([b.first + np.arange(len(b.a)) for b in el.sends + el.computes])
         is_send = np.arange(n_s + n_c) < n_s
-        if n_s:
-            dst = np.concatenate([b.b for b in el.sends]).astype(np.int64)
-            size = np.concatenate([b.c for b in el.sends])
-            os_, gap = self._apply("send_overhead", size, stage.span), self._apply("send_gap", size, stage.span)
-            dl, or_ = self._apply("delivery", size, stage.span), self._apply("recv_overhead", size, stage.span)
+        recv = _Receives(self, el, stage, clocks, order[:n_s], phase[:n_s])
         work = np.concatenate([b.b for b in el.computes]) if n_c else np.zeros(0)
-        start = np.zeros(n_s)
-        # 1. every rank's own elements, in (phase, order)
-        perm = np.lexsort((order, phase, owner))
-        pos = _positions(owner[perm])
-        cpu, next_send, last_recv = clocks.cpu, clocks.next_send, clocks.last_recv
-        for k in range(int(pos.max()) + 1 if len(pos) else 0):
-            rows = perm[pos == k]  # at most one per rank
-            s_rows = rows[is_send[rows]]
-            if len(s_rows):
-                r = owner[s_rows]
-                t = np.maximum(cpu[r], next_send[r])
-                start[s_rows] = t
-                cpu[r] = t + os_[s_rows]
-                next_send[r] = t + gap[s_rows]
-            c_rows = rows[~is_send[rows]]
-            if len(c_rows):
-                r = owner[c_rows]
-                cpu[r] = cpu[r] + work[c_rows - n_s]
-        if not n_s:
+        # a computation that waits for a receive: a message to its rank of a lower phase
+        waits = np.zeros(n_s + n_c, dtype=bool)
+        if n_s and n_c:
+            lowest = np.full(el.P, np.inf)
+            np.minimum.at(lowest, recv.dst, phase[:n_s])
+            waits[n_s:] = phase[n_s:] > lowest[owner[n_s:]]
+        # 1. every rank's own elements, in (phase, order); by phase across ranks when a computation
+        #    waits for a receive (its messages are then all sent), else all at once
+        rounds = phase if waits.any() else np.zeros_like(phase)
+        cpu, next_send = clocks.cpu, clocks.next_send
+        for k in np.unique(rounds):
+            sel = np.flatnonzero(rounds == k)
+            perm = sel[np.lexsort((order[sel], phase[sel], owner[sel]))]
+            pos = _positions(owner[perm])
+            for j in range(int(pos.max()) + 1):
+                rows = perm[pos == j]  # at most one per rank
+                s_rows = rows[is_send[rows]]
+                if len(s_rows):
+                    r = owner[s_rows]
+                    t = np.maximum(cpu[r], next_send[r])
+                    recv.sent(s_rows, t)
+                    cpu[r] = t + recv.os[s_rows]
+                    next_send[r] = t + recv.gap[s_rows]
+                c_rows = rows[~is_send[rows]]
+                if len(c_rows):
+                    late = c_rows[waits[c_rows]]
+                    if len(late):
+                        recv.deliver(owner[late], phase[late])
+                    r = owner[c_rows]
+                    cpu[r] = cpu[r] + work[c_rows - n_s]
+        # 2. every rank's remaining receives of this stage, in order of arrival
+        recv.deliver(None, None)
+
+
+class _Receives:
+    """The messages of one stage as their receivers see them: sent (``sent``), then received in
+    order of arrival (``deliver``), each once."""
+
+    def __init__(self, flow, el, stage, clocks, order, phase):
+        self.clocks, self.order, self.phase = clocks, order, phase
+        n = len(order)
+        self.dst = (np.concatenate([b.b for b in el.sends]) if n else np.zeros(0)).astype(np.int64)
+        size = np.concatenate([b.c for b in el.sends]) if n else np.zeros(0)
+        if n:
+            self.os, self.gap = flow._apply("send_overhead", size, stage.span), flow._apply("send_gap", size, stage.span)
+            dl, self.or_ = flow._apply("delivery", size, stage.span), flow._apply("recv_overhead", size, stage.span)
+        else:
+            dl = self.or_ = self.os = self.gap = np.zeros(0)
+        self.dl = dl
+        self.arrive = np.full(n, np.nan)
+        self.done = np.zeros(n, dtype=bool)
+
+    def sent(self, rows, t):
+        self.arrive[rows] = t + self.dl[rows]
+
+    def deliver(self, ranks, below):
+        """Receive the pending messages to ``ranks`` whose send's phase is below ``below`` (one
+        value per rank), or every pending message (``ranks`` None)."""
+        if ranks is None:
+            sel = np.flatnonzero(~self.done)
+        else:
+            limit = np.full(len(self.clocks.cpu), -np.inf)
+            limit[ranks] = below
+            sel = np.flatnonzero(~self.done & (self.phase < limit[self.dst]))
+        if not len(sel):
             return
-        # 2. every rank's receives of this stage, in order of arrival
-        arrive = start + dl
-        perm = np.lexsort((order[:n_s], arrive, dst))
-        pos = _positions(dst[perm])
+        self.done[sel] = True
+        cpu, last_recv = self.clocks.cpu, self.clocks.last_recv
+        dst, arrive = self.dst[sel], self.arrive[sel]
+        perm = sel[np.lexsort((self.order[sel], arrive, dst))]
+        pos = _positions(self.dst[perm])
         for k in range(int(pos.max()) + 1):
             rows = perm[pos == k]
-            d = dst[rows]
-            end = np.maximum(np.maximum(arrive[rows], cpu[d] + or_[rows]), last_recv[d] + gap[rows])
+            d = self.dst[rows]
+            end = np.maximum(np.maximum(self.arrive[rows], cpu[d] + self.or_[rows]), last_recv[d] + self.gap[rows])
             cpu[d] = end
             last_recv[d] = end
-

@@ -16,7 +16,9 @@ Rules an engine must reproduce exactly:
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
 * reduction bounds must be finite and within ±2^53 (:data:`BOUND_LIMIT`), where doubles still
   hold every integer; a reduction longer than :data:`MAX_TERMS` is an error (an engine limit
-  the JIT shares).
+  the JIT shares), and so is an evaluation whose reductions run more than :data:`MAX_TERMS`
+  terms in all (nested reductions multiply), counted before it starts
+  (:mod:`tlop.backends.budget`).
 * comparisons and logic give 1.0/0.0; ``%`` is the floored remainder; ``/`` is true division.
 * a **schedule stage** is enumerated and reduced by :mod:`tlop.backends.schedule` for one point
   at a time (array arguments: once per element); ``node(p)`` asks the mapping.  Both need the
@@ -49,7 +51,8 @@ from tlop import ir
 from tlop.ir import ops
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
-from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.codes import code_of
+from tlop.runtime.diagnostics import Diagnostic, TlopError
 
 __all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "check_reduce_bounds", "check_size",
            "check_concurrency"]
@@ -77,7 +80,8 @@ def _scalar(x):
 def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     """``(start, stop)`` of a reduction over ``lo .. hi`` (one scalar point), or the EvalError
     every engine reports for it: bounds not finite, beyond ±2^53, more than :data:`MAX_TERMS`
-    terms, or an empty ``max``/``min``."""
+    terms, or an empty ``max``/``min`` (an empty ``sum``, ``par`` or ``seq`` is empty: the
+    stage enumerator checks its loops' bounds here too)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise EvalError(f"{kind} range bounds are not finite ({lo} .. {hi})", span)
     for b in (lo, hi):
@@ -88,7 +92,7 @@ def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
     if stop - start + 1 > MAX_TERMS:
         raise EvalError(f"{kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
                         f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", span)
-    if kind != "sum" and stop < start:
+    if kind in ("max", "min") and stop < start:  # an empty sum, par or seq is just empty
         raise EvalError(f"{kind} over an empty range", span)
     return start, stop
 
@@ -189,9 +193,23 @@ class Interpreter(ExprFunctor):
                 check_composition(e, self.program.model)
                 self._composable[id(e)] = (e,)
         with np.errstate(all="ignore"):
+            self._check_budget(e, env, conc)
             return _scalar(self.visit(e, dict(env), conc))
 
     _eval = ExprFunctor.visit
+
+    def _check_budget(self, e, env, conc) -> None:
+        """The whole evaluation runs at most :data:`MAX_TERMS` reduction terms per point,
+        counted before it starts (:mod:`tlop.backends.budget`)."""
+        from tlop.backends.budget import count_terms, over_budget_error, term_count
+
+        count = term_count(e)
+        if count is None:
+            return
+        total = np.asarray(count_terms(self, count, dict(env), conc), dtype=float)
+        over = total > MAX_TERMS
+        if over.any():
+            raise over_budget_error(float(total[over].flat[0]) if total.ndim else float(total), e)
 
     # ------------------------------------------------------------------ element-wise selection
     def _split(self, shape, parts, env, conc):
@@ -220,7 +238,7 @@ class Interpreter(ExprFunctor):
             raise EvalError(f"no value for '{e.name}'", e.span) from None
 
     def _eval_Bin(self, e, env, conc):
-        if self.dataflow and e.op == "+" and self._holds_stage(e):
+        if self.dataflow and e.op in ("+", "*") and self._holds_stage(e):
             return self._schedule_program(e, env, conc)
         a = self._eval(e.lhs, env, conc)
         b = self._eval(e.rhs, env, conc)
@@ -377,7 +395,8 @@ class Interpreter(ExprFunctor):
         try:
             return table.lookup(args[0], tau) if tau is not None else table.lookup(args[0])
         except TlopError as err:
-            raise EvalError(f"{label}: {err.diagnostics[0].message}", e.span) from None
+            first = err.diagnostics[0]  # the table's own error (out of grid: E020), placed here
+            raise EvalError(Diagnostic(f"{label}: {first.message}", e.span, code=code_of(first))) from None
 
     def _eval_Scalar(self, e, env, conc):
         if e.channel is not None:

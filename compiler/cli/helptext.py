@@ -26,11 +26,15 @@ HELP = {
     "sweep": ("Evaluate an algorithm over a grid of points (a matrix for two swept parameters, rows "
               "otherwise, or CSV/JSON).",
               ["tlop sweep taulop/bcast binomial_bcast P=2..64:x2 m=1KiB..4MiB:x4",
-               "tlop sweep taulop/scatter binomial_scatter P=8 m=1MiB S=1KiB..64KiB:x2 --csv out.csv"]),
+               "tlop sweep taulop/scatter binomial_scatter P=8 m=1MiB S=1KiB..64KiB:x2 --csv out.csv",
+               "tlop sweep taulop/bcast binomial_bcast P=2..64:x2 m=1KiB..4MiB:x2 --plot bcast.svg"]),
     "best": ("Which algorithm is cheapest at each point of a grid, across one or more files; says why "
              "each algorithm left out is left out.",
              ["tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4",
-              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example"]),
+              "tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x2 --mapping 'sequential(8)' --plot selection.png",
+              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example",
+              "tlop best postal/gpu s=8..4MiB:x4 n=1..1000 --only gpudirect --only three_step --crossover n "
+              "--profile summit --plot summit.svg"]),
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
                  "one profile in detail (channels, table grids, scalars, provenance).",
                  ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
@@ -62,8 +66,24 @@ HELP = {
               ["tlop prove taulop/allgather 'rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)' "
                "--for P=4..64:x2",
                "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
+    "tune": ("Pick the cheapest real library algorithm of a collective per (P, m) on a profile (segment sizes "
+             "searched as in paper 004) and write selection files that Open MPI (coll_tuned dynamic rules) and "
+             "MPICH (JSON collective selection) load.",
+             ["tlop tune taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4 --collective bcast --openmpi bcast.rules",
+              "tlop tune taulop/allgather P=4,8 m=1KiB..1MiB:x4 --collective allgather --mpich allgather.json"]),
+    "validate": ("Run τ-Lop schedules for real with MPI on this machine, time them as tlop measure does, and "
+                 "compare with their predictions on a profile measured here: µ = max(r, e)/min(r, e) per cell, "
+                 "µ̄, a CSV, figures and one self-contained report.",
+                 ["tlop validate taulop/bcast:binomial taulop/allgather:ring P=2,4 m=1KiB..4MiB:x4 "
+                  "--profile here.json --out val",
+                  "tlop validate taulop/alltoall:pairwise --profile here.json --out val --resume --format md"]),
     "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
                 ["tlop measure --np 4 --quick --out here.json"]),
+    "grid-bcast": ("Grid-aware broadcast of paper 001: cluster a latency matrix (Lowekamp, rho), print "
+                   "each heuristic's inter-cluster schedule, or compare the heuristics by Monte-Carlo.",
+                   ["tlop grid-bcast cluster --rho 0.3",
+                    "tlop grid-bcast schedule --m 4MiB --profile localhost-example",
+                    "tlop grid-bcast simulate --runs 10000 --clusters 2..50:+4 --plot grid.svg"]),
 }
 
 

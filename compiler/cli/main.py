@@ -139,7 +139,7 @@ def _engine(args, handle, profile, points: int = 2):
     if engine == "jit":
         import numpy as np
 
-        ev = handle.compile(profile)
+        ev = handle.compile(profile, mapping=mapping)
         return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
@@ -483,7 +483,45 @@ def _transposed(grid, rk, ck, label, cells, chunks):
     return header, rows
 
 
+def _plot_checked(args, command: str) -> bool:
+    """Whether ``--plot`` can be drawn: its suffix is a picture format (else a TlopError) and
+    matplotlib is installed (else a one-line hint on stderr and False)."""
+    if not getattr(args, "plot", None):
+        return True
+    from tlop.cli.plot_grid import PLOT_HINT, check_target
+    from tlop.cli.plot_stages import have_matplotlib
+
+    check_target(args.plot, command)
+    if not have_matplotlib():
+        print(f"tlop: error: {PLOT_HINT.format(command=command)}", file=sys.stderr)
+        return False
+    return True
+
+
+def _gather(chunks, grid, pick, command: str) -> "np.ndarray":
+    """The values ``pick(chunk)`` of every chunk, in grid order, shaped as the grid (a picture)."""
+    import numpy as np
+
+    from tlop.cli.plot_grid import plotted_axes
+
+    plotted_axes(grid.names, grid.shape, command)  # refuse before evaluating
+    return np.concatenate([np.asarray(pick(c), dtype=float) for c in chunks()]).reshape(grid.shape)
+
+
+def _plot_wrote(args) -> None:
+    if getattr(args, "plot", None) and not args.json and args.csv != "-":
+        print(f"wrote {printable(args.plot)}")
+
+
 def cmd_sweep(args) -> int:
+    if not _plot_checked(args, "sweep"):
+        return 2  # a missing optional dependency
+    rc = _sweep(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _sweep(args) -> int:
     m = _load(args.file)
     h = m[args.algorithm]
     prof = _profile(args)
@@ -504,6 +542,17 @@ def cmd_sweep(args) -> int:
         for start, columns in grid.chunks(size or CHUNK_POINTS):
             yield columns, _evaluate_columns(run, h, columns, ptypes)
 
+    if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
+        from tlop.cli.distributed import distributed_chunks
+
+        chunks = distributed_chunks(args, grid)  # noqa: F811
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import sweep_figure, write_figure
+
+        values = _gather(chunks, grid, lambda c: c[1], "sweep")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names if len(axes[k]) == 1)
+        title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
                    ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
@@ -589,6 +638,18 @@ def _best_candidates(args, prof, raw):
 
 def cmd_best(args) -> int:
     """Which algorithm is cheapest at each point of a grid (polyalgorithm selection)."""
+    if getattr(args, "crossover", None):
+        from tlop.cli import crossover
+
+        return crossover.run(args)
+    if not _plot_checked(args, "best"):
+        return 2  # a missing optional dependency
+    rc = _best(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _best(args) -> int:
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
@@ -659,6 +720,14 @@ def cmd_best(args) -> int:
 
     def winner(best, best_cost, j):
         return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
+
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import selection_figure, write_figure
+
+        won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names_ if len(axes[k]) == 1)
+        title = f"cheapest algorithm on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
@@ -951,6 +1020,9 @@ PACKAGE_COMMANDS = {
     "explain": "print the derivation of an algorithm's simplified cost",
     "prove": "prove or refute an inequality under the model axioms",
     "measure": "measure a platform profile with MPI benchmarks",
+    "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
+    "tune": "pick the cheapest library algorithm per (P, m) and write Open MPI / MPICH selection files",
+    "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
 }
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
             "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)")
@@ -1016,6 +1088,11 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT", help="write the grid as CSV ('-' for stdout)")
     _add_max_points(p)
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
+    p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
+                                                  "(.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--distributed", action="store_true",
+                   help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
+                        "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_sweep)
@@ -1030,6 +1107,13 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     _add_max_points(p)
     p.add_argument("--json", action="store_true",
                    help="print every algorithm's cost per point, and why each excluded one is excluded, as JSON")
+    p.add_argument("--crossover", metavar="AXIS",
+                   help="for each value of the other parameters, from which value of AXIS each algorithm "
+                        "becomes the cheapest (e.g. the message count n from which 3-step beats GPUDirect)")
+    p.add_argument("--plot", metavar="FILE", help="also draw a selection map (which algorithm is cheapest where, "
+                                                  "over one or two swept parameters) into FILE (.svg, .png or .pdf); "
+                                                  "with --crossover, the crossover value against the other swept "
+                                                  "parameter")
     fmt.add_unit_option(p)
     _add_profile_options(p)
     p.set_defaults(run=cmd_best)
@@ -1080,11 +1164,29 @@ def _add_package_commands(sub):
         p = sub.add_parser(name, help=help_)
         if isinstance(p, _Skipped):
             continue
+        if name == "tune":
+            from tlop.cli import tune as tune_cli
+
+            tune_cli.add_arguments(p)
+            p.set_defaults(run=tune_cli.run)
+            continue
+        if name == "validate":
+            from tlop.cli import validate as validate_cli
+
+            validate_cli.add_arguments(p)
+            p.set_defaults(run=validate_cli.run)
+            continue
         if name == "measure":
             from tlop.runtime.measure import cli as measure_cli
 
             measure_cli.add_arguments(p)
             p.set_defaults(run=_run_measure)
+            continue
+        if name == "grid-bcast":
+            from tlop.cli import gridbcast
+
+            gridbcast.add_arguments(p)
+            p.set_defaults(run=gridbcast.run)
             continue
         from tlop.cli import rules as rules_cli
 
@@ -1128,7 +1230,7 @@ def _run_measure(args) -> int:
     try:
         import mpi4py  # noqa: F401  (the optional dependency: the 'mpi' extra)
     except ImportError:
-        print(f"tlop: error: {MPI_HINT}", file=sys.stderr)
+        _print_error(TlopError(MPI_HINT))
         return 2
     from tlop.runtime.measure import cli as measure_cli
 
@@ -1152,10 +1254,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _print_error(err: TlopError) -> None:
     """A diagnostic on stderr, in colour on a terminal (not with NO_COLOR)."""
-    from tlop.cli.colour import colour_diagnostics, wants_colour
+    from tlop.cli.colour import print_error
 
-    text = err.render()
-    print(colour_diagnostics(text) if wants_colour(sys.stderr) else text, file=sys.stderr)
+    print_error(err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1191,8 +1292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
     except OSError as e:  # a file the user named cannot be read or written
+        from tlop.runtime.diagnostics import Diagnostic
+
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        print(f"tlop: error: {e.strerror or e}{where}", file=sys.stderr)
+        _print_error(TlopError(Diagnostic(f"{e.strerror or e}{where}", code="E060")))
         return 1
 
 

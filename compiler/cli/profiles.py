@@ -2,8 +2,8 @@
 
 What it does: finds the model families a profile can price by comparing its tables and scalars
 with the parameters each family's stdlib platform module declares (``taulop/platform``,
-``plogp/platform``, ``loggp/platform``; τ-Lop's ``gamma`` only prices reductions, so it is
-reported on its own); prints one profile — channels, tables with their grids (m range and count,
+``plogp/platform``, ``loggp/platform``, ``postal/platform``; τ-Lop's ``gamma`` only prices
+reductions and postal's ``memcpy_*`` only GPU copies, so they are reported on their own); prints one profile — channels, tables with their grids (m range and count,
 τ range), scalars, model families, interpolation, provenance — as text or JSON.
 What it does not do: validate a profile (:mod:`tlop.runtime.profile_schema` did when it was loaded).
 """
@@ -17,9 +17,10 @@ from tlop.runtime.units import format_size
 __all__ = ["families", "families_text", "profile_json", "show_profile"]
 
 #: family name -> its stdlib platform module
-FAMILIES = {"τ-Lop": "taulop/platform", "pLogP": "plogp/platform", "LogGP": "loggp/platform"}
+FAMILIES = {"τ-Lop": "taulop/platform", "pLogP": "plogp/platform", "LogGP": "loggp/platform",
+            "postal": "postal/platform"}
 #: parameters of a family a profile may lack and still price most of it: name -> what they price
-OPTIONAL = {"gamma": "reductions"}
+OPTIONAL = {"gamma": "reductions", "memcpy_alpha": "GPU copies", "memcpy_beta": "GPU copies"}
 
 
 def _needs(module_name):
@@ -42,7 +43,7 @@ def families(profile) -> dict:
             for name, model in names:
                 present = name in have or f"{model}.{name}" in have
                 if name in OPTIONAL:
-                    if present:
+                    if present and OPTIONAL[name] not in extras:
                         extras.append(OPTIONAL[name])
                 elif not present:
                     missing.append(name)

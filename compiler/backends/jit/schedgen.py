@@ -1,0 +1,760 @@
+"""Native code for schedule stages in τ-Lop: enumerate, group by contention, reduce.
+
+What it does: :class:`StageGen` emits, inside the cost function :class:`tlop.backends.jit.codegen.CodeGen`
+is building, the code of one :class:`tlop.ir.Stage` (and of ``node(p)``), with the meaning
+:mod:`tlop.backends.schedule` gives it (the interpreter is the oracle; the property tests check
+the two agree to 1e-12, errors included):
+
+1. **Enumeration** in native loops: ``par`` and ``seq`` are counted loops over their bindings
+   (``where`` tested per binding, NaN true), each sequence carrying its phase counter — a send
+   or computation is placed at its sequence's phase, which then advances; ``seq`` and blocks
+   run their parts in order; a ``par`` continues after its longest binding; the items at the top
+   of the stage start at phase 0.  Every element is checked as the enumerator checks it (ranks
+   whole numbers in 0 … P−1, sizes ≥ 0, weights positive and finite, costs ≥ 0, at most
+   :data:`~tlop.backends.enumeration.MAX_ELEMENTS` elements); a failure is an evaluation error
+   whose message the interpreter gives.
+2. **Grouping.**  The mapping (its kind is compiled in; Q, the node count and a layout's table
+   are run-time data, see :data:`MAP_WORDS`) gives each end's node; a send within a node takes
+   the platform's ``within node`` channel, any other its ``between nodes`` channel, and joins the
+   contention group (phase, channel, node named by the channel's ``contention`` key; two groups
+   for ``node``/``either`` between nodes); a computation is its own group per (phase, rank).  A
+   group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
+   of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
+   computation cost); runs are then merged per group — through a dense table when the key space
+   is small compared to the number of runs, else by sorting the runs (``qsort``) — in (phase,
+   code, key) order.
+3. **Reduction.**  A group whose sends all have one size m costs ``W ‖ T^c(m)`` (W its weight
+   sum; 0 when m = 0), with the last value per channel remembered (the ring's 1,024 groups need
+   two transmissions); a computation group costs the sum of its computations.  If some group
+   has sends of different sizes, the stage is enumerated a second time into a member buffer,
+   sorted by (group, size, order) and reduced by A2 exactly as the oracle does
+   (:func:`tlop.ir.taulop.reduce_groups`: ``Σ_j (w_j + … + w_n) ‖ T^c(m_j − m_{j−1})``,
+   increments ≤ 0 dropped).  A3 takes each phase's largest group; the stage costs the sum of
+   its phases, in phase order.
+
+Scratch memory comes from the C library (``malloc``/``calloc``/``realloc``, freed before the
+stage's code ends); a failed allocation is an evaluation error.  Loops poll for Ctrl-C
+(:mod:`tlop.backends.jit.interrupt`).
+
+What it does not do: price schedules in LogGP/pLogP (their dataflow meaning stays with the
+interpreter: :func:`tlop.backends.jit.codegen.check_compilable` refuses them), detect stages that
+do not depend on a ``sum``'s index (the code generator's ``sum`` does), or report messages
+(the evaluator re-runs the interpreter on a failing point).
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from tlop import ir as tir
+from tlop.backends.enumeration import MAX_ELEMENTS
+from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS
+from tlop.runtime.mapping import MAX_RANKS
+
+from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
+
+__all__ = ["StageGen", "MAP_WORDS", "MAPPING_KINDS"]
+
+#: the mapping words after the profile's scalars: Q (NaN if not given), the node count M (NaN
+#: if not given), a layout's P and node count; a layout's rank → node table (doubles) is the
+#: table pointer after the profile's tables
+MAP_WORDS = 4
+MAPPING_KINDS = ("sequential", "round_robin", "layout")
+_PTR = I8.as_pointer()
+_RUN = ir.LiteralStructType([I64, F64, F64, F64, F64])  # packed group, weight sum, min, max, cost
+_RUN_BYTES = 40
+_MEMBER = ir.LiteralStructType([I64, F64, F64, I64])  # packed group, size (cost), weight, order
+_MEMBER_BYTES = 32
+_DENSE = ir.LiteralStructType([F64, F64, F64, F64, F64])  # used, weight sum, min, max, cost
+_DENSE_BYTES = 40
+_DENSE_FACTOR, _DENSE_MIN = 4, 4096
+_INF = ir.Constant(F64, math.inf)
+_ZERO = ir.Constant(F64, 0.0)
+_NAN = ir.Constant(F64, math.nan)
+
+
+def _c(v: int):
+    return ir.Constant(I64, v)
+
+
+def _declare(module: ir.Module, name: str, ret, args):
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, args), name)
+    return fn
+
+
+class _State:
+    """The allocas of one stage's code (created in the function's entry block)."""
+
+
+class StageGen:
+    """Emits stages and ``node(…)`` for one :class:`~tlop.backends.jit.codegen.CodeGen`."""
+
+    def __init__(self, cg):
+        self.cg = cg
+        self.program = cg.program
+        self.module = cg.module
+        self.kind = cg.mapping_kind
+        info = self.program.channel_info
+        chans = self.program.channels
+        within = [c for c in chans if info.get(c) and info[c].placement == "within"]
+        between = [c for c in chans if info.get(c) and info[c].placement == "between"]
+        self.channels_ok = len(within) == 1 and len(between) == 1
+        if self.channels_ok:
+            self.ci, self.cx = chans.index(within[0]), chans.index(between[0])
+            self.rule_i = info[within[0]].contention or "node"
+            self.rule_x = info[between[0]].contention or "dst_node"
+        self.nch = len(chans)
+        self.ncodes = self.nch + 1  # the channels, then computations
+        m = self.module
+        self.malloc = _declare(m, "malloc", _PTR, [I64])
+        self.calloc = _declare(m, "calloc", _PTR, [I64, I64])
+        self.realloc = _declare(m, "realloc", _PTR, [_PTR, I64])
+        self.free = _declare(m, "free", ir.VoidType(), [_PTR])
+        cmpty = ir.FunctionType(I32, [_PTR, _PTR])
+        self.qsort = _declare(m, "qsort", ir.VoidType(), [_PTR, I64, I64, cmpty.as_pointer()])
+        self.cmp_runs = self._comparator("runs")
+        self.cmp_members = self._comparator("members")
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.cg.b
+
+    # ================================================================== small helpers
+    def alloca(self, ty, name=""):
+        b = self.b
+        with b.goto_block(self.cg.fn.entry_basic_block):
+            return b.alloca(ty, name=name)
+
+    def var(self, ty, init, name=""):
+        a = self.alloca(ty, name)
+        self.b.store(init, a)
+        return a
+
+    def intrinsic(self, name):
+        from tlop.backends.jit.codegen import _intrinsic
+
+        return _intrinsic(self.module, name)
+
+    def loop(self, start, stop, body, name="l"):
+        """``for i in start .. stop`` (i64, inclusive): ``body(i)``; polls for Ctrl-C."""
+        b = self.b
+        i = self.var(I64, start, f"{name}_i")
+        head = b.append_basic_block(f"{name}_head")
+        blk = b.append_basic_block(f"{name}_body")
+        done = b.append_basic_block(f"{name}_done")
+        b.branch(head)
+        b.position_at_end(head)
+        iv = b.load(i)
+        b.cbranch(b.and_(b.icmp_signed("<=", iv, stop), b.not_(b.load(self.cg.stop))), blk, done)
+        b.position_at_end(blk)
+        body(iv)
+        self.cg.poll()
+        b.store(b.add(b.load(i), _c(1)), i)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def is_rank(self, r, P):
+        b = self.b
+        whole = b.fcmp_ordered("==", b.call(self.intrinsic("llvm.floor"), [r]), r)
+        return b.and_(whole, b.and_(b.fcmp_ordered(">=", r, _ZERO), b.fcmp_ordered("<", r, P)))
+
+    def _comparator(self, which):
+        name = f"{self.cg.sym}_cmp_{which}"
+        fn = self.module.globals.get(name)
+        if fn is not None:
+            return fn
+        fn = ir.Function(self.module, ir.FunctionType(I32, [_PTR, _PTR]), name)
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        ty = _RUN if which == "runs" else _MEMBER
+        x = b.bitcast(fn.args[0], ty.as_pointer())
+        y = b.bitcast(fn.args[1], ty.as_pointer())
+
+        def field(p, k):
+            return b.load(b.gep(p, [_c(0), ir.Constant(I32, k)]))
+
+        def emit(less, greater):
+            lt = b.append_basic_block("lt")
+            nx = b.append_basic_block("next")
+            gt = b.append_basic_block("gt")
+            b.cbranch(less, lt, nx)
+            b.position_at_end(lt)
+            b.ret(ir.Constant(I32, -1))
+            b.position_at_end(nx)
+            after = b.append_basic_block("after")
+            b.cbranch(greater, gt, after)
+            b.position_at_end(gt)
+            b.ret(ir.Constant(I32, 1))
+            b.position_at_end(after)
+
+        px, py = field(x, 0), field(y, 0)
+        emit(b.icmp_signed("<", px, py), b.icmp_signed(">", px, py))
+        if which == "members":
+            sx, sy = field(x, 1), field(y, 1)
+            emit(b.fcmp_ordered("<", sx, sy), b.fcmp_ordered(">", sx, sy))
+            ox, oy = field(x, 3), field(y, 3)
+            emit(b.icmp_signed("<", ox, oy), b.icmp_signed(">", ox, oy))
+        b.ret(ir.Constant(I32, 0))
+        return fn
+
+    # ================================================================== the mapping
+    def _map_word(self, k):
+        cg = self.cg
+        lay = cg.layout
+        base = lay.grid_base + len(lay.tables)
+        b = self.b
+        return b.load(b.gep(cg.scal, [_c(base + k)]))
+
+    def mapping(self, P):
+        """``(divisor, node count)`` of the mapping for process count ``P`` (doubles)."""
+        b = self.b
+        ceil = self.intrinsic("llvm.ceil")
+        Q, M = self._map_word(0), self._map_word(1)
+        q_given = b.fcmp_ordered("ord", Q, Q)
+        if self.kind == "sequential":
+            d = b.select(q_given, Q, b.call(ceil, [b.fdiv(P, M)]))
+            return d, b.call(ceil, [b.fdiv(P, d)])
+        if self.kind == "round_robin":
+            n = b.select(q_given, _np_max(b, ir.Constant(F64, 1.0), b.call(ceil, [b.fdiv(P, Q)])), M)
+            return n, n
+        return None, self._map_word(3)
+
+    def node_of(self, p, d):
+        """The node of rank ``p`` (a checked double) as an i64."""
+        b = self.b
+        if self.kind == "sequential":
+            return b.fptosi(b.call(self.intrinsic("llvm.floor"), [b.fdiv(p, d)]), I64)
+        if self.kind == "round_robin":
+            return b.fptosi(b.frem(p, d), I64)
+        tab = b.load(b.gep(self.cg.tabs, [_c(len(self.cg.layout.tables))]))
+        return b.fptosi(b.load(b.gep(tab, [b.fptosi(p, I64)])), I64)
+
+    def ranks(self, env):
+        P = env.get(tir.RANKS)
+        if P is None or self.kind is None:
+            return None
+        return P
+
+    def placeable(self, P):
+        """``P`` is a process count the mapping places (the batch loop runs the cost function
+        even for points whose arguments failed, so the stage must not trust them)."""
+        b = self.b
+        ok = b.and_(b.fcmp_ordered(">=", P, ir.Constant(F64, 1.0)),
+                    b.fcmp_ordered("<=", P, ir.Constant(F64, float(MAX_RANKS))))
+        ok = b.and_(ok, b.fcmp_ordered("==", b.call(self.intrinsic("llvm.floor"), [P]), P))
+        if self.kind == "layout":
+            ok = b.and_(ok, b.fcmp_ordered("==", P, self._map_word(2)))
+        return ok
+
+    def gen_NodeOf(self, e, env, conc):
+        P = self.ranks(env)
+        if P is None:
+            return self.cg.fail()
+        b = self.b
+        r = self.cg.gen(e.rank, env, conc)
+        ok = b.and_(self.placeable(P), self.is_rank(r, P))
+        d, _ = self.mapping(P)
+        out = self.var(F64, _NAN, "node")
+        with b.if_else(ok) as (then, otherwise):
+            with then:
+                b.store(b.sitofp(self.node_of(r, d), F64), out)
+            with otherwise:
+                self.cg.flag_error()
+        return b.load(out)
+
+    # ================================================================== a stage
+    def gen_Stage(self, e, env, conc):
+        cg = self.cg
+        P = self.ranks(env)
+        if P is None:
+            return cg.fail()
+        b = self.b
+        s = _State()
+        s.P = P
+        s.conc = conc
+        s.span = e.span
+        s.has_compute = any(isinstance(n, tir.Compute) for n in tir.walk(e))
+        s.d, nnodes = self.mapping(P)
+        Pi = b.fptosi(P, I64)
+        nn = b.fptosi(nnodes, I64)
+        s.K = b.select(b.icmp_signed(">", Pi, nn), Pi, nn) if s.has_compute else nn
+        s.err = self.var(I1, ir.Constant(I1, 0), "st_err")
+        s.count = self.var(I64, _c(0), "st_count")
+        s.maxph = self.var(I64, _c(0), "st_maxph")
+        s.cur = self.var(I64, _c(-1), "st_cur")
+        s.cw, s.cmn, s.cmx, s.cc = (self.var(F64, _ZERO, n) for n in ("st_w", "st_mn", "st_mx", "st_c"))
+        s.nruns = self.var(I64, _c(0), "st_nruns")
+        s.cap = self.var(I64, _c(64), "st_cap")
+        s.runs = self.var(_PTR, b.call(self.malloc, [_c(64 * _RUN_BYTES)]), "st_runs")
+        s.nmem = self.var(I64, _c(0), "st_nmem")
+        s.memcap = self.var(I64, _c(0), "st_memcap")
+        s.mem = self.var(_PTR, ir.Constant(_PTR, None), "st_mem")
+        s.nonuni = self.var(I1, ir.Constant(I1, 0), "st_nonuni")
+        s.result = self.var(F64, _ZERO, "st_result")
+        self._null_is_error(b.load(s.runs), s)
+        with b.if_then(b.not_(self.placeable(P)), likely=False):
+            b.store(ir.Constant(I1, 1), s.err)
+        # pass 1: runs
+        s.mode = "runs"
+        with b.if_then(b.not_(b.load(s.err))):
+            self._enumerate(e, env, s)
+        self._flush(s)
+        with b.if_then(b.not_(b.load(s.err))):
+            with b.if_then(b.icmp_signed(">", b.load(s.nruns), _c(0))):
+                self._reduce_runs(s)
+                with b.if_then(b.and_(b.load(s.nonuni), b.not_(b.load(s.err)))):
+                    # pass 2: every member, the oracle's reduction
+                    s.mode = "members"
+                    b.store(_c(0), s.count)
+                    b.store(_c(0), s.nmem)
+                    b.store(_c(1024), s.memcap)
+                    b.store(b.call(self.malloc, [_c(1024 * _MEMBER_BYTES)]), s.mem)
+                    self._null_is_error(b.load(s.mem), s)
+                    with b.if_then(b.not_(b.load(s.err))):
+                        self._enumerate(e, env, s)
+                        with b.if_then(b.not_(b.load(s.err))):
+                            self._reduce_members(s)
+        b.call(self.free, [b.load(s.runs)])
+        b.call(self.free, [b.load(s.mem)])
+        out = self.var(F64, _ZERO, "st_out")
+        b.store(b.load(s.result), out)
+        with b.if_then(b.load(s.err)):
+            cg.flag_error()
+            b.store(_NAN, out)
+        return b.load(out)
+
+    def _null_is_error(self, ptr, s):
+        b = self.b
+        with b.if_then(b.icmp_unsigned("==", b.ptrtoint(ptr, I64), _c(0)), likely=False):
+            b.store(ir.Constant(I1, 1), s.err)
+
+    # ------------------------------------------------------------------ enumeration
+    def _enumerate(self, e, env, s):
+        for item in e.items:
+            self._run(item, env, _c(0), s)
+
+    def _run(self, item, env, ph, s):
+        cg, b = self.cg, self.b
+        if isinstance(item, tir.Send):
+            vals = [cg.gen(x, env, s.conc) for x in (item.src, item.dst, item.size, item.weight)]
+            self._send(ph, *vals, s)
+            return b.add(ph, _c(1))
+        if isinstance(item, tir.Compute):
+            r = cg.gen(item.rank, env, s.conc)
+            cost = cg.gen(item.cost, env, s.conc)
+            self._compute(ph, r, cost, s)
+            return b.add(ph, _c(1))
+        if isinstance(item, tir.Block):
+            for it in item.items:
+                ph = self._run(it, env, ph, s)
+            return ph
+        if isinstance(item, tir.Loop):
+            return self._loop(item, env, ph, s)
+        return cg.fail() and ph  # pragma: no cover - the verifier admits no other item
+
+    def _loop(self, loop, env, ph, s):
+        cg, b = self.cg, self.b
+        lo = cg.gen(loop.lo, env, s.conc)
+        hi = cg.gen(loop.hi, env, s.conc)
+        fabs, floor, ceil = (self.intrinsic(n) for n in ("llvm.fabs", "llvm.floor", "llvm.ceil"))
+        lim = ir.Constant(F64, BOUND_LIMIT)
+        ok = b.and_(b.fcmp_ordered("<=", b.call(fabs, [lo]), lim), b.fcmp_ordered("<=", b.call(fabs, [hi]), lim))
+        span = b.fsub(b.call(floor, [hi]), b.call(ceil, [lo]))
+        ok = b.and_(ok, b.fcmp_ordered("<", span, ir.Constant(F64, float(MAX_TERMS))))
+        acc = self.var(I64, ph, f"{loop.kind}_ph")
+        with b.if_else(ok) as (then, otherwise):
+            with otherwise:
+                b.store(ir.Constant(I1, 1), s.err)
+            with then:
+                start = b.fptosi(b.call(ceil, [lo]), I64)
+                stop = b.fptosi(b.call(floor, [hi]), I64)
+
+                def body(i):
+                    from tlop.backends.jit.codegen import _Env
+
+                    inner = _Env(env)
+                    inner[loop.var] = b.sitofp(i, F64)
+                    if isinstance(loop.where, tir.Num):
+                        keep = ir.Constant(I1, int(loop.where.value != 0))
+                    else:
+                        keep = cg._truth(cg.gen(loop.where, inner, s.conc))
+                    with b.if_then(b.and_(keep, b.not_(b.load(s.err)))):
+                        if loop.kind == "par":
+                            child = self._run(loop.body, inner, ph, s)
+                            cur = b.load(acc)
+                            b.store(b.select(b.icmp_signed(">", child, cur), child, cur), acc)
+                        else:
+                            b.store(self._run(loop.body, inner, b.load(acc), s), acc)
+
+                self.loop(start, stop, body, loop.kind)
+        return b.load(acc)
+
+    def _place(self, s):
+        """Count one element (at most MAX_ELEMENTS per stage)."""
+        b = self.b
+        n = b.add(b.load(s.count), _c(1))
+        b.store(n, s.count)
+        with b.if_then(b.icmp_signed(">", n, _c(MAX_ELEMENTS)), likely=False):
+            b.store(ir.Constant(I1, 1), s.err)
+
+    def _send(self, ph, src, dst, size, w, s):
+        b = self.b
+        self._place(s)
+        ok = b.and_(self.is_rank(src, s.P), self.is_rank(dst, s.P))
+        ok = b.and_(ok, b.fcmp_ordered(">=", size, _ZERO))
+        ok = b.and_(ok, b.and_(b.fcmp_ordered(">", w, _ZERO), b.fcmp_ordered("<", w, _INF)))
+        if not self.channels_ok:
+            ok = ir.Constant(I1, 0)
+        with b.if_else(ok) as (then, otherwise):
+            with otherwise:
+                b.store(ir.Constant(I1, 1), s.err)
+            with then:
+                if not self.channels_ok:
+                    return
+                sn, dn = self.node_of(src, s.d), self.node_of(dst, s.d)
+                with b.if_else(b.icmp_signed("==", sn, dn)) as (same, other):
+                    with same:
+                        key = dn if self.rule_i == "dst_node" else sn
+                        self._member(ph, self.ci, key, size, w, None, s)
+                    with other:
+                        if self.rule_x == "dst_node":
+                            self._member(ph, self.cx, dn, size, w, None, s)
+                        elif self.rule_x == "src_node":
+                            self._member(ph, self.cx, sn, size, w, None, s)
+                        else:
+                            self._member(ph, self.cx, sn, size, w, None, s)
+                            self._member(ph, self.cx, dn, size, w, None, s)
+
+    def _compute(self, ph, rank, cost, s):
+        b = self.b
+        self._place(s)
+        ok = b.and_(self.is_rank(rank, s.P), b.fcmp_ordered(">=", cost, _ZERO))
+        with b.if_else(ok) as (then, otherwise):
+            with otherwise:
+                b.store(ir.Constant(I1, 1), s.err)
+            with then:
+                self._member(ph, self.nch, b.fptosi(rank, I64), cost, ir.Constant(F64, 1.0), cost, s)
+
+    def _member(self, ph, code, key, size, w, cost, s):
+        b = self.b
+        packed = b.add(b.mul(b.add(b.mul(ph, _c(self.ncodes)), _c(code)), s.K), key)
+        if s.mode == "members":
+            self._push_member(packed, size, w, s)
+            return
+        mx = b.load(s.maxph)
+        b.store(b.select(b.icmp_signed(">", ph, mx), ph, mx), s.maxph)
+        with b.if_then(b.icmp_signed("!=", packed, b.load(s.cur)), likely=False):
+            self._flush(s)
+            b.store(packed, s.cur)
+            b.store(_ZERO, s.cw)
+            b.store(_INF, s.cmn)
+            b.store(ir.Constant(F64, -math.inf), s.cmx)
+            b.store(_ZERO, s.cc)
+        b.store(b.fadd(b.load(s.cw), w), s.cw)
+        if cost is None:
+            m0, m1 = b.load(s.cmn), b.load(s.cmx)
+            b.store(b.select(b.fcmp_ordered("<", size, m0), size, m0), s.cmn)
+            b.store(b.select(b.fcmp_ordered(">", size, m1), size, m1), s.cmx)
+        else:
+            b.store(b.fadd(b.load(s.cc), cost), s.cc)
+
+    def _grow(self, ptr, n, cap, nbytes, s):
+        """Make room for one more record in the buffer ``ptr`` (``n`` used of ``cap``)."""
+        b = self.b
+        with b.if_then(b.icmp_signed(">=", b.load(n), b.load(cap)), likely=False):
+            newcap = b.mul(b.load(cap), _c(2))
+            p = b.call(self.realloc, [b.load(ptr), b.mul(newcap, _c(nbytes))])
+            with b.if_else(b.icmp_unsigned("==", b.ptrtoint(p, I64), _c(0))) as (bad, good):
+                with bad:
+                    b.store(ir.Constant(I1, 1), s.err)
+                    b.store(_c(0), n)  # nothing more is stored; the stage fails
+                with good:
+                    b.store(p, ptr)
+                    b.store(newcap, cap)
+
+    def _flush(self, s):
+        b = self.b
+        with b.if_then(b.icmp_signed(">=", b.load(s.cur), _c(0))):
+            self._grow(s.runs, s.nruns, s.cap, _RUN_BYTES, s)
+            base = b.bitcast(b.load(s.runs), _RUN.as_pointer())
+            rec = b.gep(base, [b.load(s.nruns)])
+            for k, v in enumerate((b.load(s.cur), b.load(s.cw), b.load(s.cmn), b.load(s.cmx), b.load(s.cc))):
+                b.store(v, b.gep(rec, [_c(0), ir.Constant(I32, k)]))
+            b.store(b.add(b.load(s.nruns), _c(1)), s.nruns)
+            b.store(_c(-1), s.cur)
+
+    def _push_member(self, packed, size, w, s):
+        b = self.b
+        self._grow(s.mem, s.nmem, s.memcap, _MEMBER_BYTES, s)
+        with b.if_then(b.not_(b.load(s.err))):
+            base = b.bitcast(b.load(s.mem), _MEMBER.as_pointer())
+            n = b.load(s.nmem)
+            rec = b.gep(base, [n])
+            for k, v in enumerate((packed, size, w, n)):
+                b.store(v, b.gep(rec, [_c(0), ir.Constant(I32, k)]))
+            b.store(b.add(n, _c(1)), s.nmem)
+
+    # ------------------------------------------------------------------ reduction
+    def _transmit(self, code, d, tau, s):
+        """``T^code(d)`` under concurrency ``tau``: a switch over the two schedule channels."""
+        cg, b = self.cg, self.b
+        out = self.var(F64, _NAN, "xmit")
+        done = b.append_basic_block("xmit_done")
+        other = b.append_basic_block("xmit_bad")
+        sw = b.switch(code, other)
+        for c in sorted({self.ci, self.cx}):
+            bb = b.append_basic_block(f"xmit{c}")
+            sw.add_case(_c(c), bb)
+            b.position_at_end(bb)
+            conc = tau if s.conc is None else b.fmul(tau, s.conc)
+            from tlop.ir import SEND_TRANSMISSION
+
+            v = cg._transmit(SEND_TRANSMISSION, c, d, conc, s.span)
+            b.store(v, out)
+            b.branch(done)
+        b.position_at_end(other)
+        b.store(ir.Constant(I1, 1), s.err)
+        b.branch(done)
+        b.position_at_end(done)
+        return b.load(out)
+
+    def _phase_reset(self, s):
+        s.ph_cur = self.var(I64, _c(-1), "ph_cur")
+        s.ph_max = self.var(F64, _ZERO, "ph_max")
+        s.total = self.var(F64, _ZERO, "ph_total")
+
+    def _phase_add(self, phase, v, s):
+        """A group of ``phase`` costing ``v`` (groups come in phase order)."""
+        b = self.b
+        cur = b.load(s.ph_cur)
+        with b.if_else(b.icmp_signed("!=", phase, cur)) as (new, same):
+            with new:
+                with b.if_then(b.icmp_signed(">=", cur, _c(0))):
+                    b.store(b.fadd(b.load(s.total), b.load(s.ph_max)), s.total)
+                b.store(phase, s.ph_cur)
+                b.store(v, s.ph_max)
+            with same:
+                b.store(_np_max(b, b.load(s.ph_max), v), s.ph_max)
+
+    def _phase_end(self, s):
+        b = self.b
+        with b.if_then(b.icmp_signed(">=", b.load(s.ph_cur), _c(0))):
+            b.store(b.fadd(b.load(s.total), b.load(s.ph_max)), s.total)
+        return b.load(s.total)
+
+    def _split(self, packed, s):
+        b = self.b
+        g = b.sdiv(packed, s.K)
+        return b.sdiv(g, _c(self.ncodes)), b.srem(g, _c(self.ncodes))
+
+    def _reduce_runs(self, s):
+        """Merge the runs per group (dense table or sort), then reduce groups of one size."""
+        b = self.b
+        n = b.load(s.nruns)
+        space = b.mul(b.mul(b.add(b.load(s.maxph), _c(1)), _c(self.ncodes)), s.K)
+        dense = b.icmp_signed("<=", space, b.add(b.mul(n, _c(_DENSE_FACTOR)), _c(_DENSE_MIN)))
+        runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
+
+        def rfield(i, k):
+            return b.gep(runs, [i, ir.Constant(I32, k)])
+
+        with b.if_else(dense) as (then, otherwise):
+            with then:
+                raw = b.call(self.calloc, [space, _c(_DENSE_BYTES)])
+                self._null_is_error(raw, s)
+                with b.if_then(b.not_(b.load(s.err))):
+                    tab = b.bitcast(raw, _DENSE.as_pointer())
+
+                    def add(i):
+                        e = b.gep(tab, [b.load(rfield(i, 0))])
+
+                        def f(k):
+                            return b.gep(e, [_c(0), ir.Constant(I32, k)])
+
+                        used = b.fcmp_ordered("!=", b.load(f(0)), _ZERO)
+                        w, mn, mx, c = (b.load(rfield(i, k)) for k in (1, 2, 3, 4))
+                        b.store(ir.Constant(F64, 1.0), f(0))
+                        b.store(b.select(used, b.fadd(b.load(f(1)), w), w), f(1))
+                        om, ox = b.load(f(2)), b.load(f(3))
+                        b.store(b.select(b.and_(used, b.fcmp_ordered("<=", om, mn)), om, mn), f(2))
+                        b.store(b.select(b.and_(used, b.fcmp_ordered(">=", ox, mx)), ox, mx), f(3))
+                        b.store(b.select(used, b.fadd(b.load(f(4)), c), c), f(4))
+
+                    self.loop(_c(0), b.sub(n, _c(1)), add, "dense_add")
+                    out = self.var(I64, _c(0), "dense_n")
+
+                    def back(j):
+                        e = b.gep(tab, [j])
+                        with b.if_then(b.fcmp_ordered("!=", b.load(b.gep(e, [_c(0), ir.Constant(I32, 0)])), _ZERO)):
+                            k = b.load(out)
+                            b.store(j, rfield(k, 0))
+                            for f in (1, 2, 3, 4):
+                                b.store(b.load(b.gep(e, [_c(0), ir.Constant(I32, f)])), rfield(k, f))
+                            b.store(b.add(k, _c(1)), out)
+
+                    self.loop(_c(0), b.sub(space, _c(1)), back, "dense_back")
+                    b.store(b.load(out), s.nruns)
+                b.call(self.free, [raw])
+            with otherwise:
+                b.call(self.qsort, [b.load(s.runs), n, _c(_RUN_BYTES), self.cmp_runs])
+        with b.if_then(b.not_(b.load(s.err))):
+            self._groups_of_runs(s)
+
+    def _groups_of_runs(self, s):
+        b = self.b
+        runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
+        n = b.load(s.nruns)
+        self._phase_reset(s)
+        memo = [(self.var(F64, _NAN, f"memo_m{c}"), self.var(F64, _NAN, f"memo_w{c}"), self.var(F64, _ZERO, f"memo_v{c}"))
+                for c in range(self.nch)]
+        g = [self.var(I64, _c(-1), "g_key")] + [self.var(F64, _ZERO, f"g_{k}") for k in ("w", "mn", "mx", "c")]
+
+        def close():
+            key = b.load(g[0])
+            with b.if_then(b.icmp_signed(">=", key, _c(0))):
+                phase, code = self._split(key, s)
+                w, mn, mx, c = (b.load(x) for x in g[1:])
+                v = self.var(F64, _ZERO, "g_v")
+                with b.if_else(b.icmp_signed("==", code, _c(self.nch))) as (comp, send):
+                    with comp:
+                        b.store(c, v)
+                    with send:
+                        with b.if_else(b.fcmp_ordered("!=", mn, mx)) as (mixed, one):
+                            with mixed:
+                                b.store(ir.Constant(I1, 1), s.nonuni)
+                            with one:
+                                with b.if_then(b.fcmp_unordered("!=", mn, _ZERO)):  # m > 0 (sizes are >= 0)
+                                    b.store(self._memo_transmit(code, mn, w, memo, s), v)
+                self._phase_add(phase, b.load(v), s)
+
+        def each(i):
+            def f(k):
+                return b.load(b.gep(runs, [i, ir.Constant(I32, k)]))
+            key = f(0)
+            with b.if_else(b.icmp_signed("==", key, b.load(g[0]))) as (same, new):
+                with same:
+                    b.store(b.fadd(b.load(g[1]), f(1)), g[1])
+                    om, ox = b.load(g[2]), b.load(g[3])
+                    mn, mx = f(2), f(3)
+                    b.store(b.select(b.fcmp_ordered("<=", om, mn), om, mn), g[2])
+                    b.store(b.select(b.fcmp_ordered(">=", ox, mx), ox, mx), g[3])
+                    b.store(b.fadd(b.load(g[4]), f(4)), g[4])
+                with new:
+                    close()
+                    for k in range(5):
+                        b.store(f(k), g[k])
+
+        self.loop(_c(0), b.sub(n, _c(1)), each, "groups")
+        close()
+        b.store(self._phase_end(s), s.result)
+
+    def _memo_transmit(self, code, m, w, memo, s):
+        """``w ‖ T^code(m)``, remembering the last value per channel."""
+        b = self.b
+        out = self.var(F64, _ZERO, "memo_out")
+        done = b.append_basic_block("memo_done")
+        other = b.append_basic_block("memo_other")
+        sw = b.switch(code, other)
+        for c in sorted({self.ci, self.cx}):
+            bb = b.append_basic_block(f"memo{c}")
+            sw.add_case(_c(c), bb)
+            b.position_at_end(bb)
+            lm, lw, lv = memo[c]
+            hit = b.and_(b.fcmp_ordered("==", b.load(lm), m), b.fcmp_ordered("==", b.load(lw), w))
+            with b.if_else(hit) as (yes, no):
+                with yes:
+                    b.store(b.load(lv), out)
+                with no:
+                    v = self._transmit(_c(c), m, w, s)
+                    b.store(m, lm)
+                    b.store(w, lw)
+                    b.store(v, lv)
+                    b.store(v, out)
+            b.branch(done)
+        b.position_at_end(other)
+        b.store(ir.Constant(I1, 1), s.err)
+        b.branch(done)
+        b.position_at_end(done)
+        return b.load(out)
+
+    def _reduce_members(self, s):
+        """The oracle's reduction of every member: sort by (group, size, order); per group
+        the carried weights from the end, then A2 from the start."""
+        b = self.b
+        n = b.load(s.nmem)
+        b.call(self.qsort, [b.load(s.mem), n, _c(_MEMBER_BYTES), self.cmp_members])
+        mem = b.bitcast(b.load(s.mem), _MEMBER.as_pointer())
+
+        def f(i, k):
+            return b.gep(mem, [i, ir.Constant(I32, k)])
+
+        self._phase_reset(s)
+        gs = self.var(I64, _c(0), "m_gs")
+        head = b.append_basic_block("mg_head")
+        body = b.append_basic_block("mg_body")
+        done = b.append_basic_block("mg_done")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(b.icmp_signed("<", b.load(gs), n), body, done)
+        b.position_at_end(body)
+        start = b.load(gs)
+        key = b.load(f(start, 0))
+        ge = self.var(I64, b.add(start, _c(1)), "m_ge")
+        h2 = b.append_basic_block("mg_scan")
+        b2 = b.append_basic_block("mg_scan_body")
+        d2 = b.append_basic_block("mg_scan_done")
+        b.branch(h2)
+        b.position_at_end(h2)
+        j = b.load(ge)
+        more = b.icmp_signed("<", j, n)
+        b.cbranch(more, b2, d2)
+        b.position_at_end(b2)
+        same = b.icmp_signed("==", b.load(f(b.load(ge), 0)), key)
+        inc = b.append_basic_block("mg_inc")
+        b.cbranch(same, inc, d2)
+        b.position_at_end(inc)
+        b.store(b.add(b.load(ge), _c(1)), ge)
+        b.branch(h2)
+        b.position_at_end(d2)
+        end = b.load(ge)
+        phase, code = self._split(key, s)
+        # carried weights, from the group's end (stored over the weights)
+        carried = self.var(F64, _ZERO, "m_carried")
+
+        def backward(k):
+            i = b.sub(b.add(start, b.sub(end, _c(1))), k)  # end - 1 … start
+            c = b.fadd(b.load(carried), b.load(f(i, 2)))
+            b.store(c, carried)
+            b.store(c, f(i, 2))
+
+        self.loop(start, b.sub(end, _c(1)), backward, "carry")
+        gsum = self.var(F64, _ZERO, "m_gsum")
+        prev = self.var(F64, _ZERO, "m_prev")
+        is_comp = b.icmp_signed("==", code, _c(self.nch))
+
+        def forward(i):
+            size = b.load(f(i, 1))
+            term = self.var(F64, _ZERO, "m_term")
+            with b.if_else(is_comp) as (comp, send):
+                with comp:
+                    b.store(size, term)
+                with send:
+                    pv = b.load(prev)
+                    d = b.fsub(size, b.select(b.fcmp_ordered(">", pv, _ZERO), pv, _ZERO))
+                    with b.if_then(b.not_(b.fcmp_ordered("<=", d, _ZERO))):
+                        b.store(self._transmit(code, d, b.load(f(i, 2)), s), term)
+                    b.store(size, prev)
+            b.store(b.fadd(b.load(gsum), b.load(term)), gsum)
+
+        # the first term starts the sum (numpy's reduceat), not 0.0 + it
+        b.store(ir.Constant(F64, -0.0), gsum)
+        self.loop(start, b.sub(end, _c(1)), forward, "a2")
+        self._phase_add(phase, b.load(gsum), s)
+        b.store(end, gs)
+        b.branch(head)
+        b.position_at_end(done)
+        b.store(self._phase_end(s), s.result)

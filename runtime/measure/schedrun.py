@@ -1,0 +1,200 @@
+"""Run a τ-Lop schedule for real with mpi4py, and time it as ``tlop measure`` times benchmarks.
+
+What it does: :func:`schedule_kernel` turns an execution plan (:mod:`tlop.analysis.plan`, as
+JSON) into a timed kernel on an MPI communicator of P ranks.  Each rank executes its own part
+(:func:`tlop.analysis.plan.rank_program`): stage after stage and phase after phase it starts its
+non-blocking sends and receives of the phase at once, waits for them, then combines the bytes of
+its reductions for real (``numpy.add`` over the received bytes as float64, into an accumulator).
+Every buffer is allocated and touched before timing; each rank's receives of one phase land in
+distinct parts of one buffer.  Before timing, one checked run verifies that every message came
+from the rank the plan names (each rank fills its sends with its own byte) — a plan whose
+sends and receives do not pair fails there, not inside the timings.
+
+Timing (the ReproMPI-style method of ``tlop measure``, :mod:`.engine`): warm-up runs discarded,
+then repetitions each started after ``MPI_Barrier``, the sample being the maximum over ranks of
+each rank's time; repetitions go on until the median's confidence interval is tight, a sample
+cap or a time cap (:func:`.stats.stop_reason`), and every sample is kept.
+
+:func:`main` is what each rank of ``mpiexec -n P python -m tlop.runtime.measure.schedrun JOB``
+runs: the job (JSON) lists cells (a key, a label and a plan); rank 0 skips the keys already in
+the samples file (resume), appends a record per cell (fsync'ed: an interruption loses at most
+the cell in flight) and reports progress as ``@@tlop`` events for :func:`.launch.run_ranks`.
+
+What it does not do: make plans (the compiler does, :mod:`tlop.analysis.plan`), predict, or
+import the compiler (a rank needs numpy and mpi4py only, besides this package's runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+__all__ = ["schedule_kernel", "main", "JOB_VERSION", "TAG"]
+
+JOB_VERSION = 1
+#: the tag of every message of an executed schedule
+TAG = 4242
+
+
+def _program(plan: dict, rank: int) -> list:
+    """The rank's phases (as :func:`tlop.analysis.plan.rank_program`, on the JSON plan)."""
+    out = []
+    for st in plan["stages"]:
+        for ph in st:
+            sends = [(int(d), int(n)) for s, d, n in ph["sends"] if s == rank]
+            recvs = [(int(s), int(n)) for s, d, n in ph["sends"] if d == rank]
+            reduces = [int(n) for r, n in ph["reduces"] if r == rank]
+            if sends or recvs or reduces:
+                out.append((sends, recvs, reduces))
+    return out
+
+
+def schedule_kernel(comm, plan: dict, wtime):
+    """``(kernel, check)``: ``kernel(n)`` runs the schedule ``n`` times, each after a barrier,
+    and returns this rank's times; ``check()`` runs it once and returns a list of problems
+    (empty when every message came from the rank the plan names)."""
+    from mpi4py import MPI
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if int(plan["P"]) != size:
+        raise ValueError(f"the plan is for P = {plan['P']} ranks, the communicator has {size}")
+    prog = _program(plan, rank)
+    B = MPI.BYTE
+    big_send = max([n for s, _, _ in prog for _, n in s] + [1])
+    arena_size = max([sum(max(n, 1) for _, n in r) for _, r, _ in prog] + [1])
+    big_reduce = max([n for _, _, red in prog for n in red] + [8])
+    sendbuf = np.full(big_send, (rank + 1) & 0xFF, dtype=np.uint8)
+    arena = np.zeros(arena_size, dtype=np.uint8)
+    acc = np.zeros(max(big_reduce // 8, 1), dtype=np.float64)
+    operand = np.ones(max(big_reduce // 8, 1), dtype=np.float64)  # stands in before anything arrives
+    steps = []
+    last = operand
+    for sends, recvs, reduces in prog:
+        ss = [([sendbuf, n, B], d) for d, n in sends]
+        rs, views, off = [], [], 0
+        for s, n in recvs:
+            rs.append(([arena[off:off + max(n, 1)], n, B], s))
+            views.append((s, off, n))
+            off += max(n, 1)
+        if views:  # a reduction combines what its rank received last (this phase or before)
+            s, o, cnt = views[-1]
+            last = np.zeros(max(cnt // 8, 1)) if cnt < 8 else arena[o:o + (cnt // 8) * 8].view(np.float64)
+        red = []
+        for n in reduces:
+            k = min(n // 8, len(last), len(acc))
+            red.append((acc[:k], last[:k]))
+        steps.append((ss, rs, red, views))
+
+    def run_once(verify: bool):
+        problems = []
+        for ss, rs, red, views in steps:
+            reqs = [comm.Irecv(buf, source=s, tag=TAG) for buf, s in rs]
+            reqs += [comm.Isend(buf, dest=d, tag=TAG) for buf, d in ss]
+            MPI.Request.Waitall(reqs)
+            for a, b in red:
+                np.add(a, b, out=a)
+            if verify:
+                for s, o, n in views:
+                    if n and not (arena[o] == arena[o + n - 1] == ((s + 1) & 0xFF)):
+                        problems.append(f"rank {rank}: a message of {n} B expected from rank {s} "
+                                        f"carries rank {int(arena[o]) - 1}'s data")
+                    arena[o:o + max(n, 1)] = 0
+        return problems
+
+    def kernel(n: int) -> np.ndarray:
+        t = np.empty(n)
+        for i in range(n):
+            comm.Barrier()
+            t0 = wtime()
+            run_once(False)
+            t[i] = wtime() - t0
+        return t
+
+    def check() -> list:
+        comm.Barrier()
+        mine = run_once(True)
+        acc[:] = 0.0
+        return mine
+
+    return kernel, check
+
+
+def _emit(**ev) -> None:
+    from tlop.runtime.measure.worker import EVENT_PREFIX
+
+    sys.stdout.write(EVENT_PREFIX + json.dumps(ev) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv=None) -> int:
+    """One rank of a schedule-run job: ``python -m tlop.runtime.measure.schedrun JOB.json``."""
+    from mpi4py import MPI
+
+    from tlop.runtime.measure.engine import Watchdog, adaptive
+    from tlop.runtime.measure.stats import Rule, summarize
+    from tlop.runtime.measure.store import SampleStore, compact, done_keys, read_records
+    from tlop.runtime.measure.worker import watch_launcher
+
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0], encoding="utf-8") as f:
+        job = json.load(f)
+    if job.get("version") != JOB_VERSION:
+        raise SystemExit(f"schedrun: {argv[0]}: not a version-{JOB_VERSION} job")
+    watch_launcher()
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    rule = Rule(**job["rule"])
+    store = None
+    if rank == 0:
+        store = SampleStore(job["samples"])
+        done = done_keys(read_records(job["samples"]))
+    else:
+        done = None
+    done = comm.bcast(done, root=0)
+    todo = [c for c in job["cells"] if c["key"] not in done]
+    if rank == 0:
+        _emit(event="plan", todo=len(todo), total=len(job["cells"]))
+    dog = Watchdog(float(job.get("timeout", 120.0)), rank)
+    try:
+        for i, cell in enumerate(todo, 1):
+            if rank == 0:
+                _emit(event="start", i=i, todo=len(todo), label=cell["label"], key=cell["key"])
+            dog.arm(cell["label"])
+            if "library" in cell:  # the MPI library's own collective (its algorithm forced by the launch)
+                from tlop.runtime.measure.bench_coll import collective
+
+                kernel = collective(comm, cell["library"]["collective"], "mpi", int(cell["library"]["m"]), MPI.Wtime)
+                check = list
+            else:
+                kernel, check = schedule_kernel(comm, cell["plan"], MPI.Wtime)
+            problems = comm.gather(check(), root=0)
+            if rank == 0 and any(problems):
+                flat = [p for ps in problems for p in ps]
+                sys.stderr.write(f"schedrun: {cell['label']}: the run does not deliver what the plan says: "
+                                 f"{'; '.join(flat[:5])}\n")
+                comm.Abort(5)
+            samples, reason = adaptive(comm, kernel, rule, True, MPI.Wtime)
+            dog.disarm()
+            if rank == 0:
+                stats = summarize(samples, rule.cl)
+                store.append({"kind": "point", "key": cell["key"], "bench": "schedule",
+                              "channel": cell.get("channel", ""), "params": cell["params"], "stop": reason,
+                              "stats": {k: v for k, v in stats.items()
+                                        if not isinstance(v, float) or np.isfinite(v)},
+                              "unit": "s", "samples": compact(samples),
+                              "predicted": cell["plan"]["predicted"] if "plan" in cell else cell.get("predicted"),
+                              "mpi_size": comm.Get_size(),
+                              "library": MPI.Get_library_version().strip().splitlines()[0][:120]})
+                _emit(event="done", key=cell["key"], label=cell["label"], median=stats["median"])
+    finally:
+        if store is not None:
+            store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

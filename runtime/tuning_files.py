@@ -1,0 +1,176 @@
+"""Selection files that real MPI libraries load: Open MPI ``coll_tuned`` dynamic rules and MPICH's
+JSON collective selection.
+
+What it does: :data:`LIBRARY_ALGORITHMS` says which stdlib algorithms are a real library
+algorithm — per collective, ``"module:algorithm"`` → the Open MPI ``coll_tuned`` algorithm number
+(and the fan-in/out its rules line carries) and the MPICH ``MPIR_*_intra_*`` function, either of
+them None when that library has no such algorithm.  A selection is a list of :class:`Rule` —
+for a communicator size P and message sizes from ``m`` on (until the next rule), the library
+algorithm and its segment size.  :func:`openmpi_rules` writes the Open MPI file (read with
+``OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename=FILE``:
+per collective its id, per communicator size the message-size thresholds, each with algorithm,
+fan-in/out and segment size; a rule applies to the largest communicator size and then the largest
+message size at most the actual one), :func:`mpich_json` the MPICH file (read with
+``MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=FILE``: a decision tree of ``comm_size<=P`` and
+``avg_msg_size<=m`` / ``total_msg_size<=m`` nodes with an ``algorithm=…`` leaf).  The message
+size each library compares is the one it computes: Open MPI uses the whole broadcast buffer and,
+for allgather and all-to-all, the block times the communicator size; :func:`library_size` gives it.
+
+What it does not do: choose the algorithms (:mod:`tlop.cli.tune`) or run MPI.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rules", "mpich_json", "library_size",
+           "mpich_default_selection",
+           "COLLECTIVES"]
+
+COLLECTIVES = ("bcast", "allgather", "alltoall")
+
+#: coll_base_functions.h COLLTYPE_T order
+OPENMPI_COLLECTIVE_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "reduce": 11,
+                          "scatter": 14, "gather": 9}
+
+
+@dataclass(frozen=True)
+class LibraryAlgorithm:
+    openmpi: Optional[int]     # coll_tuned algorithm number
+    openmpi_name: Optional[str]
+    mpich: Optional[str]       # MPIR function
+    fan: int = 0               # Open MPI fan-in/out (chain fanout for chain broadcasts)
+    pow2: bool = False         # the libraries run it only for P a power of two
+
+
+#: collective → stdlib "module:algorithm" → the library algorithms it is
+LIBRARY_ALGORITHMS = {
+    "bcast": {
+        "taulop/bcast:linear": LibraryAlgorithm(1, "basic_linear", None),
+        "taulop/bcast:binomial_openmpi": LibraryAlgorithm(6, "binomial", None),
+        "taulop/bcast:binomial": LibraryAlgorithm(None, None, "MPIR_Bcast_intra_binomial"),
+        "plogp/bcast:flat": LibraryAlgorithm(1, "basic_linear", None),
+        "plogp/bcast:chain": LibraryAlgorithm(2, "chain", None, fan=1),
+        "plogp/bcast:chain_segmented": LibraryAlgorithm(2, "chain", None, fan=1),
+        "plogp/bcast:binary": LibraryAlgorithm(5, "binary_tree", None),
+        "plogp/bcast:binomial_closed": LibraryAlgorithm(6, "binomial", "MPIR_Bcast_intra_binomial"),
+        "plogp/bcast:binomial_segmented": LibraryAlgorithm(6, "binomial", None),
+    },
+    "allgather": {
+        "taulop/allgather:ring": LibraryAlgorithm(4, "ring", "MPIR_Allgather_intra_ring"),
+        "taulop/allgather:rda": LibraryAlgorithm(3, "recursive_doubling", "MPIR_Allgather_intra_recursive_doubling",
+                                                  pow2=True),
+    },
+    "alltoall": {
+        "taulop/alltoall:basic": LibraryAlgorithm(1, "basic_linear", None),
+        "taulop/alltoall:pairwise": LibraryAlgorithm(2, "pairwise", "MPIR_Alltoall_intra_pairwise"),
+    },
+}
+
+#: how MPICH's selection names the message size of each collective
+_MPICH_SIZE = {"bcast": "avg_msg_size", "allgather": "total_msg_size", "alltoall": "avg_msg_size"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    P: int              # communicator size
+    m: int              # from this message size on (the model's m: the broadcast buffer, or one block)
+    algorithm: str      # stdlib "module:algorithm"
+    segment: int = 0    # segment size in bytes (0: not segmented)
+
+
+def library_size(library: str, collective: str, P: int, m: int) -> int:
+    """The message size ``library`` compares in its rules for the model's ``m``."""
+    if library == "openmpi" and collective in ("allgather", "alltoall"):
+        return m * P
+    if library == "mpich" and collective == "allgather":
+        return m * P
+    return m
+
+
+def _merged(rules, key):
+    """Rules per P, in m order, consecutive rules that pick the same thing merged."""
+    out: dict = {}
+    for r in sorted(rules, key=lambda r: (r.P, r.m)):
+        lst = out.setdefault(r.P, [])
+        if lst and key(lst[-1]) == key(r):
+            continue
+        lst.append(r)
+    return out
+
+
+def openmpi_rules(collective: str, rules: list) -> str:
+    """The text of an Open MPI coll_tuned dynamic rules file for one collective."""
+    table = LIBRARY_ALGORITHMS[collective]
+    picked = [r for r in rules if table[r.algorithm].openmpi is not None]
+    per = _merged(picked, lambda r: (table[r.algorithm].openmpi, r.segment))
+    lines = ["1            # number of collectives",
+             f"{OPENMPI_COLLECTIVE_IDS[collective]:<12} # collective: {collective}",
+             f"{len(per):<12} # number of communicator sizes"]
+    for P, rs in per.items():
+        lines.append(f"{P:<12} # communicator size")
+        lines.append(f"{len(rs):<12} # number of message sizes")
+        for i, r in enumerate(rs):
+            a = table[r.algorithm]
+            size = 0 if i == 0 else library_size("openmpi", collective, P, r.m)
+            lines.append(f"{size} {a.openmpi} {a.fan} {r.segment}    # {r.algorithm} ({a.openmpi_name})")
+    return "\n".join(lines) + "\n"
+
+
+def mpich_default_selection(lib=None) -> Optional[dict]:
+    """MPICH's own MPIR-level selection tree, as compiled into its library (``libmpi.so`` beside
+    the interpreter unless ``lib`` is given), or None.  MPICH reads a selection file *instead of*
+    its default, so a file must cover every collective; this is the rest of it."""
+    import re
+    import sys
+    from pathlib import Path
+
+    paths = [Path(lib)] if lib else sorted(Path(sys.prefix, "lib").glob("libmpi.so*"))
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for hit in re.finditer(rb'\{"collective=bcast":\{"comm_type=intra"[\x20-\x7e]*', data):
+            try:
+                tree = json.loads(hit.group(0).decode("ascii"))
+            except ValueError:
+                continue
+            if "algorithm=MPIR_Bcast_intra_binomial" in hit.group(0).decode("ascii") and "collective=barrier" in tree:
+                return tree
+    return None
+
+
+def mpich_json(collective: str, rules: list, base: Optional[dict] = None) -> str:
+    """MPICH JSON collective selection for one collective (``comm_size<=P`` nodes, then message
+    size nodes, ``algorithm=MPIR_…`` leaves; the last of each level is ``=any``); with ``base``
+    (MPICH's default tree, :func:`mpich_default_selection`), the whole file MPICH needs: the
+    default for every other collective and for inter-communicators."""
+    table = LIBRARY_ALGORITHMS[collective]
+    picked = [r for r in rules if table[r.algorithm].mpich is not None]
+    per = _merged(picked, lambda r: table[r.algorithm].mpich)
+    size_key = _MPICH_SIZE[collective]
+    tree: dict = {}
+    Ps = list(per)
+    for k, P in enumerate(Ps):
+        rs = per[P]
+        node: dict = {}
+        for i, r in enumerate(rs):
+            leaf = {f"algorithm={table[r.algorithm].mpich}": {}}
+            if i + 1 < len(rs):
+                upto = library_size("mpich", collective, P, rs[i + 1].m) - 1
+                node[f"{size_key}<={upto}"] = leaf
+            else:
+                node[f"{size_key}=any"] = leaf
+        tree["comm_size=any" if k + 1 == len(Ps) else f"comm_size<={P}"] = node
+    mine = {"comm_type=intra": tree}
+    if base is None:
+        return json.dumps({f"collective={collective}": mine}, indent=2) + "\n"
+    whole = dict(base)
+    inter = base.get(f"collective={collective}", {}).get("comm_type=inter")
+    if inter is not None:
+        mine["comm_type=inter"] = inter
+    whole[f"collective={collective}"] = mine
+    return json.dumps(whole, indent=1) + "\n"

@@ -1,0 +1,267 @@
+"""Native schedule stages (tlop.backends.jit.schedgen) agree with the interpreter's oracle.
+
+Property tests: the JIT's cost of a schedule equals the reference interpreter's (the oracle's
+sort, ``Interpreter(…, schedules="sort")``) to 1e-12 relative, and the JIT fails exactly where
+the interpreter fails, with the same message.
+
+* every τ-Lop schedule of the standard library, under sequential and round-robin mappings, for
+  process counts 1 … 70 (powers of two and not), sizes from 0 to 64 MiB, roots, segment sizes;
+* generated stages (the patterns of tests/test_schedule_count.py: shift, xor and tree sends in
+  blocks and ``seq`` loops, equal, unequal and zero sizes, weights, computations) under every
+  mapping kind and every contention key — with the pattern chosen at run time, so that one
+  compiled evaluator serves many examples;
+* errors: ranks outside 0 … P−1, negative sizes, bad weights, P the mapping cannot place.
+
+Plus the cache key (programs that differ only in their channels' contention or model get
+different code) and ``node(…)`` outside stages."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import tlop
+from tlop import ir
+from tlop.backends.binding import bind_arguments, bind_mapping
+from tlop.backends.jit import compile_algorithm
+from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.mapping import layout_from_dict
+
+from _jit_helpers import agree, interp_point, jit_point
+
+N, V = ir.Num, ir.Var
+PROFILES = {n: tlop.load_profile(n) for n in ("metropolis", "lusitania")}
+
+
+def _b(op, a, b):
+    return ir.Bin(op, a, b)
+
+
+def _if(t, a, b):
+    return ir.Cond(t, a, b)
+
+
+# ----------------------------------------------------------------------------- the stdlib
+
+def _taulop_schedules():
+    out = []
+    for name in ("allgather", "allreduce", "alltoall", "bcast", "gather", "reduce", "scatter"):
+        mod = tlop.load(f"taulop/{name}")
+        out += [(f"taulop/{name}", a) for a in mod.own_algorithms if ir.has_schedule(mod.program.algorithms[a].body)]
+    return out
+
+
+STDLIB = _taulop_schedules()
+
+
+def _evaluator(module, name, profile, mapping_kind, Q):
+    mapping = tlop.sequential(Q) if mapping_kind == "sequential" else tlop.round_robin(Q)
+    return compile_algorithm(tlop.load(module).program, name, PROFILES[profile], mapping=mapping), mapping
+
+
+def _args(alg, P, m, root, S):
+    out = {}
+    for p in alg.params:
+        if p.name == "P":
+            out["P"] = float(P)
+        elif p.name == "root":
+            out["root"] = float(root % P)
+        elif p.type == "bytes" and p.name != "m":
+            out[p.name] = float(S)
+        elif p.type == "bytes":
+            out["m"] = float(m)
+    return out
+
+
+def _compare(program, alg, ev, profile, mapping, args):
+    try:
+        env = bind_mapping(alg, bind_arguments(program, alg, args), mapping)
+    except TlopError as err:
+        with pytest.raises(TlopError) as got:
+            ev(**args)
+        assert str(got.value) == str(err)
+        return
+    want = interp_point(program, alg, profile, env, mapping)
+    got = jit_point(ev, args)
+    if isinstance(want, TlopError):
+        assert isinstance(got, TlopError), (args, got, want)
+        if "not finite" not in str(want):
+            assert str(got) == str(want)
+    else:
+        assert not isinstance(got, TlopError), (args, got, want)
+        assert agree(got, want), (args, got, want)
+
+
+@pytest.mark.parametrize("module,name", STDLIB, ids=[f"{m}:{n}" for m, n in STDLIB])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(P=st.one_of(st.integers(1, 70), st.sampled_from([2, 4, 8, 16, 32, 64])),
+       Q=st.sampled_from([1, 2, 4, 8]), kind=st.sampled_from(["sequential", "round_robin"]),
+       m=st.sampled_from([0.0, 1.0, 1000.0, 65536.0, 1048576.0, 67108864.0]),
+       root=st.integers(0, 100), S=st.sampled_from([1024.0, 65536.0]))
+def test_stdlib_schedules_agree_with_the_interpreter(module, name, P, Q, kind, m, root, S):
+    mod = tlop.load(module)
+    alg = mod.program.algorithms[name]
+    ev, mapping = _evaluator(module, name, "lusitania", kind, Q)
+    _compare(mod.program, alg, ev, PROFILES["lusitania"], mapping, _args(alg, P, m, root, S))
+
+
+# ----------------------------------------------------------------------------- generated stages
+
+PLATFORM = (tlop.load("taulop/platform").path).read_text()
+PROGRAMS = {rule: tlop.loads(PLATFORM.replace("contention dst_node", f"contention {rule}")).program
+            for rule in ("dst_node", "src_node", "either", "node")}
+
+# one item: par p in 0 .. P − 1 where W: body, with the pattern (0 shift, 1 xor, 2 tree), the
+# distance d, the size kind (0 equal, 1 by rank, 2 zero for even ranks), m, the weight w, the
+# shape (0 one send, 1 a block of two, 2 a seq of three) and whether a computation follows
+# chosen by parameters k{i}, d{i}, s{i}, m{i}, w{i}, h{i}, c{i}
+ITEM_PARAMS = ("k", "d", "s", "m", "w", "h", "c")
+
+
+def _generated_item(i):
+    p = V("p")
+    k, d, s, m, w, h, c = (V(f"{x}{i}") for x in ITEM_PARAMS)
+    P = V("P")
+    shift = _b("%", _b("+", p, d), P)
+    xor = _b("xor", p, d)
+    tree = _b("+", p, d)
+    dst = _if(_b("==", k, N(0.0)), shift, _if(_b("==", k, N(1.0)), xor, tree))
+    where = _if(_b("==", k, N(0.0)), N(1.0),
+                _if(_b("==", k, N(1.0)), _b("<", xor, P),
+                    _b("and", _b("==", _b("%", p, _b("*", N(2.0), d)), N(0.0)), _b("<", tree, P))))
+    size = _if(_b("==", s, N(0.0)), m, _if(_b("==", s, N(1.0)), _b("*", m, _b("+", N(1.0), _b("%", p, N(3.0)))),
+                                           _b("*", m, _b("%", p, N(2.0)))))
+    send = ir.Send(p, dst, size, w)
+    one = ir.Loop("seq", "j", N(0.0), N(0.0), _b("==", h, N(0.0)), send)
+    block = ir.Loop("seq", "j", N(0.0), N(0.0), _b("==", h, N(1.0)), ir.Block((send, ir.Send(p, dst, m, N(1.0)))))
+    seq = ir.Loop("seq", "j", N(0.0), N(2.0), _b("==", h, N(2.0)), send)
+    comp = ir.Loop("seq", "j", N(1.0), c, N(1.0), ir.Compute(p, _b("*", N(1e-6), _b("+", N(1.0), _b("%", d, N(3.0))))))
+    return ir.Loop("par", "p", N(0.0), _b("-", P, N(1.0)), where, ir.Block((one, block, seq, comp)))
+
+
+def _generated(program, items):
+    params = [ir.ParamSig("P", "int")]
+    for i in range(items):
+        params += [ir.ParamSig(f"{x}{i}", "real") for x in ITEM_PARAMS]
+    alg = ir.Algorithm("generated", tuple(params), ir.Stage(tuple(_generated_item(i) for i in range(items))),
+                       model="taulop", over="map")
+    return dataclasses.replace(program, algorithms={**program.algorithms, "generated": alg}), alg
+
+
+def _layout(P, Q, seed):
+    rng = np.random.default_rng(seed)
+    nodes = rng.integers(0, max(1, P // Q), size=P)
+    return layout_from_dict({"tlop_layout": 1, "ranks": [{"node": int(n)} for n in nodes]})
+
+
+ITEM = st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.integers(1, 9).map(float),
+                 st.sampled_from([0.0, 0.0, 1.0, 2.0]),
+                 st.sampled_from([0.0, 1.0, 1000.0, 65536.0, 1048576.0]),
+                 st.sampled_from([1.0, 1.0, 2.0, 0.5]), st.sampled_from([0.0, 1.0, 2.0]),
+                 st.sampled_from([0.0, 1.0]))
+_GENERATED: dict = {}
+
+
+def _generated_evaluator(rule, kind, profile, P, Q, seed):
+    program, alg = _generated(PROGRAMS[rule], 2)
+    mapping = {"sequential": tlop.sequential(Q), "round_robin": tlop.round_robin(Q)}.get(kind) or _layout(P, Q, seed)
+    key = (rule, kind, profile)
+    if key not in _GENERATED:
+        _GENERATED[key] = (program, alg)
+    program, alg = _GENERATED[key]
+    # compiled once per (rule, kind, profile); Q and a layout's table are the evaluator's data
+    ev = compile_algorithm(program, "generated", PROFILES[profile], mapping=mapping)
+    assert ev.compile_stats.source in ("process", "disk", "compiled")
+    return program, alg, ev, mapping
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=st.tuples(ITEM, ITEM), P=st.integers(2, 40), Q=st.sampled_from([1, 2, 3, 4, 8]),
+       kind=st.sampled_from(["sequential", "round_robin", "layout"]),
+       rule=st.sampled_from(sorted(PROGRAMS)), seed=st.integers(0, 1000))
+def test_generated_stages_agree_with_the_interpreter(items, P, Q, kind, rule, seed):
+    profile = "metropolis" if rule != "dst_node" else "lusitania"
+    program, alg, ev, mapping = _generated_evaluator(rule, kind, profile, P, Q, seed)
+    args = {"P": float(P)}
+    for i, values in enumerate(items):
+        args.update({f"{x}{i}": v for x, v in zip(ITEM_PARAMS, values)})
+    _compare(program, alg, ev, PROFILES[profile], mapping, args)
+
+
+# ----------------------------------------------------------------------------- errors
+
+ERRORS = tlop.loads('''
+import "taulop/platform.tlop"
+algorithm bad_rank(P: int >= 1, m: bytes, d: int) over map: mapping =
+    stage { par p in 0 .. P - 1: send p -> p + d : m }
+algorithm bad_size(P: int >= 1, m: real) over map: mapping =
+    stage { par p in 0 .. P - 1: send p -> (p + 1) % P : m * 1B }
+algorithm bad_weight(P: int >= 1, m: bytes, w: real) over map: mapping =
+    stage { par p in 0 .. P - 1: send p -> (p + 1) % P : m weight w }
+algorithm nodes(P: int >= 1, r: int) over map: mapping = node(r) * 1s
+algorithm repeated(P: int >= 2, m: bytes, k: int) over map: mapping =
+    sum i in 1 .. k: stage { par p in 0 .. P - 1: send p -> (p + 1) % P : m }
+''', "errors.tlop")
+
+
+@pytest.mark.parametrize("name,args", [
+    ("bad_rank", dict(P=8, m=100.0, d=1)), ("bad_rank", dict(P=8, m=100.0, d=0)),
+    ("bad_rank", dict(P=8, m=100.0, d=-9)),
+    ("bad_size", dict(P=8, m=-1.0)), ("bad_size", dict(P=8, m=float("nan"))), ("bad_size", dict(P=8, m=3.0)),
+    ("bad_weight", dict(P=8, m=1.0, w=0.0)), ("bad_weight", dict(P=8, m=1.0, w=float("inf"))),
+    ("bad_weight", dict(P=8, m=1.0, w=2.5)),
+    ("nodes", dict(P=8, r=5)), ("nodes", dict(P=8, r=8)), ("nodes", dict(P=8, r=-1)),
+    ("repeated", dict(P=8, m=1000.0, k=0)), ("repeated", dict(P=8, m=1000.0, k=5)),
+    ("repeated", dict(P=(1 << 24) + 1, m=1000.0, k=5)),
+])
+@pytest.mark.parametrize("mapping", ["sequential(4)", "round_robin(4)", "layout"])
+def test_errors_and_small_cases_agree(name, args, mapping):
+    if mapping == "layout":
+        mapping = layout_from_dict({"tlop_layout": 1, "ranks": [{"node": k // 3} for k in range(8)]})
+    from tlop.backends.binding import as_mapping
+
+    mapping = as_mapping(mapping)
+    alg = ERRORS.program.algorithms[name]
+    ev = compile_algorithm(ERRORS.program, name, PROFILES["metropolis"], mapping=mapping)
+    _compare(ERRORS.program, alg, ev, PROFILES["metropolis"], mapping, args)
+    # the batch path gives the same answers point by point
+    if "P" in args and args["P"] == 8 and all(math.isfinite(v) for v in args.values()):
+        try:
+            want = ev(**args)
+        except TlopError:
+            with pytest.raises(TlopError):
+                ev.batch(**{k: np.array([v, v]) for k, v in args.items()})
+        else:
+            assert list(ev.batch(**{k: np.array([v, v]) for k, v in args.items()})) == [want, want]
+
+
+# ----------------------------------------------------------------------------- the cache key
+
+def test_programs_differing_only_in_contention_or_model_get_their_own_code(tmp_path, monkeypatch):
+    """The JIT's cache key once left out the program's channel declarations and model: two
+    programs differing only there shared native code (found when schedules were compiled)."""
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(tmp_path))
+    from tlop.backends.jit.evaluator import _LOADED
+
+    mp = tlop.sequential(2)
+    ring = tlop.load("taulop/allgather").program.algorithms["ring"]
+    costs, keys = {}, {}
+    for rule in ("dst_node", "src_node", "either"):
+        program = dataclasses.replace(PROGRAMS[rule], algorithms={"ring": ring})
+        ev = compile_algorithm(program, "ring", PROFILES["lusitania"], mapping=mp)
+        costs[rule] = ev(P=8, m=65536.0)
+        keys[rule] = ev.compile_stats.key
+        env = bind_mapping(ring, {"P": 8.0, "m": 65536.0}, mp)
+        assert agree(costs[rule], interp_point(program, ring, PROFILES["lusitania"], env, mp))
+    assert len(set(keys.values())) == 3
+    # with 'either' a transfer between nodes counts at both ends: the ring's groups hold two
+    assert costs["either"] != costs["dst_node"]
+    assert any(k in _LOADED for k in keys.values())
+    from tlop.backends.jit.evaluator import _program_repr
+
+    p = PROGRAMS["dst_node"]
+    assert _program_repr(p, ring) != _program_repr(dataclasses.replace(p, model="loggp"), ring)
+    assert _program_repr(p, ring) != _program_repr(PROGRAMS["either"], ring)

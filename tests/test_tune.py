@@ -1,0 +1,77 @@
+"""tlop tune without MPI: the selection against tlop best's pricing, the segment size against an
+exhaustive search, and the Open MPI and MPICH files' structure."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import tlop
+from tlop.cli.main import main
+from tlop.cli.tune import _candidates, select
+from tlop.runtime.profile import load_profile
+from tlop.runtime.tuning_files import Rule, mpich_json, openmpi_rules
+
+
+def test_selection_is_the_cheapest_candidate_with_the_best_segment():
+    prof = load_profile("localhost-example")
+    cands = _candidates(["plogp/bcast"], "bcast", None)
+    assert [k for k, _ in cands] == ["plogp/bcast:flat", "plogp/bcast:chain", "plogp/bcast:chain_segmented",
+                                     "plogp/bcast:binary", "plogp/bcast:binomial_closed",
+                                     "plogp/bcast:binomial_segmented"]
+    sel = select(cands, "bcast", prof, [4, 8], [4096.0, 262144.0])
+    for (P, m), priced in sel.items():
+        for v, key, s in priced:
+            h = tlop.load("plogp/bcast")[key.split(":")[1]]
+            if s:
+                every = h.evaluate(prof, P=float(P), m=m, s=np.arange(1.0, m + 1))
+                assert v == pytest.approx(float(every.min()), rel=1e-12)
+            else:
+                assert v == pytest.approx(h.evaluate(prof, P=float(P), m=m), rel=1e-12)
+        assert [x[0] for x in priced] == sorted(x[0] for x in priced)
+    assert sel[(4, 262144.0)][0][1:] == ("plogp/bcast:chain_segmented", 16384)
+
+
+def test_openmpi_rules_file_layout():
+    text = openmpi_rules("bcast", [Rule(4, 1, "plogp/bcast:binomial_closed"), Rule(4, 4096, "plogp/bcast:binomial_closed"),
+                                   Rule(4, 65536, "plogp/bcast:chain_segmented", 16384),
+                                   Rule(8, 1, "plogp/bcast:flat")])
+    lines = [l.split("#")[0].split() for l in text.splitlines()]
+    assert lines == [["1"], ["7"], ["2"], ["4"], ["2"], ["0", "6", "0", "0"], ["65536", "2", "1", "16384"],
+                     ["8"], ["1"], ["0", "1", "0", "0"]]
+
+
+def test_mpich_json_layout():
+    doc = json.loads(mpich_json("allgather", [Rule(4, 16, "taulop/allgather:rda"),
+                                              Rule(4, 65536, "taulop/allgather:ring"),
+                                              Rule(8, 16, "taulop/allgather:ring")]))
+    assert doc == {"collective=allgather": {"comm_type=intra": {
+        "comm_size<=4": {"total_msg_size<=262143": {"algorithm=MPIR_Allgather_intra_recursive_doubling": {}},
+                         "total_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}},
+        "comm_size=any": {"total_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}}}}}
+
+
+def test_tune_cli_writes_both_files_and_skips_what_a_library_lacks(tmp_path, capsys):
+    rules, js = tmp_path / "b.rules", tmp_path / "b.json"
+    assert main(["tune", "taulop/bcast", "P=4,6", "m=1KiB,1MiB", "--collective", "bcast", "--only", "linear",
+                 "--only", "binomial", "--openmpi", str(rules), "--mpich", str(js)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {rules} (openmpi)" in out and f"wrote {js} (mpich)" in out
+    # MPICH has no linear broadcast and Open MPI's binomial is binomial_openmpi (not a candidate here)
+    assert all(l.split()[1] == "1" for l in rules.read_text().splitlines()[5:] if "#" in l and l[0].isdigit()
+               and len(l.split("#")[0].split()) == 4)
+    mine = json.loads(js.read_text())["collective=bcast"]["comm_type=intra"]
+    assert "MPIR_Bcast_intra_binomial" in json.dumps(mine) and "linear" not in json.dumps(mine)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tune", "taulop/scatter", "P=4", "m=1KiB", "--collective", "bcast"], "no algorithm of taulop/scatter is a library bcast"),
+    (["tune", "taulop/bcast", "P=4", "--collective", "bcast"], "give the ranges to tune over"),
+    (["tune", "taulop/bcast", "P=4", "m=1KiB", "s=4KiB", "--collective", "bcast"], "the segment size is searched"),
+])
+def test_tune_refusals(capsys, argv, message):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

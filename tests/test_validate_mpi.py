@@ -1,0 +1,79 @@
+"""tlop validate end to end with real mpiexec ranks (P = 2): the report, the CSV and the samples;
+refusing to mix runs; --resume measures only what is missing; Ctrl-C keeps the samples."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tlop.cli.main import main
+from tlop.runtime.measure.store import read_records
+
+pytestmark = pytest.mark.mpi
+pytest.importorskip("mpi4py")
+
+FAST = ["--time-cap", "0.05", "--min-reps", "5", "--max-reps", "50", "--eps", "0.5", "--quiet"]
+
+
+def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
+    out = tmp_path / "v"
+    argv = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "P=2", "m=1KiB,4KiB",
+            "--profile", "metropolis", "--out", str(out), *FAST]
+    assert main([*argv, "--library"]) == 0
+    text = capsys.readouterr().out
+    assert "µ̄ = " in text and f"wrote {out / 'report.html'}" in text
+    rows = list(csv.DictReader(open(out / "validation.csv")))
+    assert [(r["algorithm"], r["P"], r["m"]) for r in rows] == [
+        ("taulop/bcast:binomial", "2", "1024"), ("taulop/bcast:binomial", "2", "4096"),
+        ("taulop/allgather:ring", "2", "1024"), ("taulop/allgather:ring", "2", "4096")]
+    for r in rows:
+        meas, pred, mu = float(r["measured_median_s"]), float(r["predicted_s"]), float(r["mu"])
+        assert meas > 0 and pred > 0 and mu == pytest.approx(max(meas, pred) / min(meas, pred))
+    # --library: the library's own collective with the same algorithm forced (MPICH binomial, ring)
+    assert [r["library_forced"] for r in rows] == ["bcast binomial"] * 2 + ["allgather ring"] * 2
+    assert all(float(r["library_median_s"]) > 0 for r in rows)
+    recs = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
+    assert len(recs) == 8 and all(len(r["samples"]) == r["stats"]["n"] >= 5 for r in recs)
+    assert sum(r["key"].endswith(":library") for r in recs) == 4
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") == 2 and "µ̄ = " in html
+    for name in ("predicted_vs_measured", "mu_heatmap"):
+        assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and (out / f"{name}.svg").exists()
+    assert not list(out.glob("job-*.json"))
+
+    assert main([*argv, "--library"]) == 1  # an earlier run's samples are not mixed in silently
+    assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
+
+    more = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "taulop/alltoall:pairwise", "P=2",
+            "m=1KiB,4KiB", "--profile", "metropolis", "--out", str(out), "--resume", "--format", "md",
+            *[a for a in FAST if a != "--quiet"]]
+    assert main(more) == 0
+    captured = capsys.readouterr()
+    assert "2 of 6 runs to measure" in captured.err
+    assert len([r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]) == 10
+    assert "µ̄ = " in (out / "report.md").read_text()
+
+
+def test_interrupted_validate_keeps_its_samples(tmp_path):
+    out = tmp_path / "v"
+    cmd = [sys.executable, "-m", "tlop.cli", "validate", "taulop/allgather:ring", "P=2", "m=1KiB..1MiB:x4",
+           "--profile", "metropolis", "--out", str(out), "--time-cap", "0.3", "--min-reps", "5"]
+    code = "import sys; from tlop.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, *cmd[3:]], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "[1/" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 130, "".join(seen) + rest
+    assert "run the same command with --resume" in rest
+    kept = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
+    assert 1 <= len(kept) < 6

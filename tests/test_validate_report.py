@@ -1,0 +1,109 @@
+"""The report of tlop validate (no MPI): µ, µ̄ and the misses, the CSV, the figures' content and
+the self-contained HTML and Markdown files."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import math
+import re
+
+import numpy as np
+import pytest
+
+from tlop.cli.validate_report import Cell, cells_from_records, figures, mu, summary, write_csv, write_report
+
+
+def _cells():
+    cells = [Cell(f"{alg}:{P}:{m}", alg, P, m, pred) for alg, P, m, pred in [
+        ("taulop/bcast:binomial", 2, 1024.0, 2e-6), ("taulop/bcast:binomial", 2, 4096.0, 4e-6),
+        ("taulop/bcast:binomial", 4, 1024.0, 3e-6), ("taulop/bcast:binomial", 4, 4096.0, 6e-6),
+        ("taulop/allgather:ring", 2, 1024.0, 5e-6), ("taulop/allgather:ring", 2, 4096.0, 8e-6),
+        ("taulop/allgather:ring", 4, 1024.0, 9e-6), ("taulop/allgather:ring", 4, 4096.0, 1e-5)]]
+    measured = [2e-6, 5e-6, 6e-6, 6.6e-6, 4e-6, 8e-6, None, 2e-5]  # one cell not measured yet
+    records = [{"kind": "point", "key": c.key, "stats": {"median": r, "n": 30, "ci_low": r * 0.9, "ci_high": r * 1.1}}
+               for c, r in zip(cells, measured) if r is not None]
+    return cells_from_records(cells, records)
+
+
+def test_mu_is_symmetric_and_one_when_equal():
+    assert mu(2.0, 2.0) == 1.0
+    assert mu(3.0, 1.5) == mu(1.5, 3.0) == 2.0
+    assert math.isnan(mu(math.nan, 1.0)) and math.isnan(mu(0.0, 1.0))
+
+
+def test_summary_mean_misses_and_directions():
+    cells = _cells()
+    s = summary(cells)
+    mus = [1.0, 1.25, 2.0, 1.1, 1.25, 1.0, 2.0]
+    assert s["cells"] == 7 and s["planned"] == 8
+    assert s["mean_mu"] == pytest.approx(sum(mus) / 7)
+    assert [(c.algorithm, c.P, c.m) for c in s["misses"]] == [("taulop/bcast:binomial", 4, 1024.0),
+                                                              ("taulop/allgather:ring", 4, 4096.0)]
+    assert s["under"] == 4 and s["over"] == 1
+
+
+def test_csv_has_a_row_per_cell_with_mu(tmp_path):
+    cells = _cells()
+    write_csv(tmp_path / "v.csv", cells)
+    rows = list(csv.DictReader(open(tmp_path / "v.csv")))
+    assert len(rows) == 8
+    assert float(rows[2]["mu"]) == pytest.approx(2.0) and rows[6]["mu"] == "" and rows[6]["samples"] == "0"
+    assert float(rows[1]["predicted_s"]) == 4e-6 and float(rows[1]["measured_median_s"]) == 5e-6
+
+
+def test_figures_show_predicted_and_measured_and_mu_per_cell():
+    pytest.importorskip("matplotlib")
+    cells = _cells()
+    figs = figures(cells)
+    axes = [a for a in figs["lines"].axes if (a.get_gid() or "").startswith("panel-")]
+    assert [a.get_title() for a in axes] == ["taulop/bcast:binomial", "taulop/allgather:ring"]
+    lines = {ln.get_gid(): ln for a in axes for ln in a.get_lines()}
+    assert list(lines["predicted-0-4"].get_ydata()) == [3e-6, 6e-6]
+    assert list(lines["measured-0-4"].get_ydata()) == [6e-6, 6.6e-6]
+    assert list(lines["measured-1-4"].get_xdata()) == [4096.0]  # the unmeasured cell is not drawn
+    legend = [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert legend == ["P=2 predicted", "P=2 measured", "P=4 predicted", "P=4 measured"]
+    heat = figs["mu"]
+    meshes = {c.get_gid(): c for a in heat.axes for c in a.collections if (c.get_gid() or "").startswith("mu-")}
+    grid = np.ma.filled(meshes["mu-0"].get_array(), np.nan).reshape(2, 2)
+    assert np.allclose(2 ** grid, [[1.0, 1.25], [2.0, 1.1]])
+    texts = [t.get_text() for t in heat.axes[1].texts]
+    assert texts == ["1.25", "1.00", "2.00"]
+
+
+@pytest.mark.parametrize("fmt", ["html", "md"])
+def test_report_is_self_contained_and_states_mu_bar_and_misses(tmp_path, fmt):
+    pytest.importorskip("matplotlib")
+    cells = _cells()
+    path = tmp_path / f"report.{fmt}"
+    write_report(path, cells, {"machine": "test box", "goal": 1.15}, figures(cells))
+    text = path.read_text()
+    assert "µ̄ = 1.37 over 7 measured cells (of 8 planned)" in text
+    assert "misses by more than 1.5× in 2 of 7 cells" in text
+    assert "Goal µ̄ ≤ 1.15: not met" in text
+    assert "test box" in text
+    assert "src=\"http" not in text and "](http" not in text  # nothing fetched from elsewhere
+    if fmt == "html":
+        assert text.count("<svg") == 2 and text.count("class='miss'") == 2
+    else:
+        pngs = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)\)", text)
+        assert len(pngs) == 2 and all(base64.b64decode(p)[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+        assert "| taulop/allgather:ring | 4 | 1KiB | 9.000 µs | - | - | - |" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["taulop/bcast", "P=2"], "give schedules as FILE:ALG"),
+    (["taulop/bcast:binomial_bcast", "P=2", "m=1KiB"], "is not a schedule over a process mapping"),
+    (["taulop/bcast:binomial", "P=2", "Q=3"], "'binomial' has no parameter 'Q'"),
+    (["taulop/bcast:binomial", "P=1", "m=1KiB"], "a run needs at least 2 ranks"),
+    (["taulop/bcast:nosuch", "P=2"], "nosuch"),
+])
+def test_validate_refusals_before_running_anything(tmp_path, capsys, argv, message):
+    pytest.importorskip("mpi4py")
+    from tlop.cli.main import main
+
+    assert main(["validate", *argv, "--profile", "metropolis", "--out", str(tmp_path / "v")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "v" / "samples.jsonl").exists()
