@@ -8,8 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib"]
-exclude_patterns = ["_build"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib", "tlop_partition_figure"]
+exclude_patterns = ["_build", "_generated"]
 html_static_path = ["_static"]
 html_theme = "alabaster"
 autodoc_member_order = "bysource"

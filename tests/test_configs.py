@@ -113,3 +113,27 @@ def test_config_declarations_are_checked(tmp_path):
     assert "the configuration's partition has no field 'z'" in text
     assert "partition.x has one value per process: write partition.x[p]" in text
     assert "'partition' has no field 'q'" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["eval", "kernels/summa", "summa", "b=1KiB", "--config", "M10"], "2 partition(s) fit summa; choose one"),
+    (["eval", "kernels/summa", "summa", "b=1KiB", "--layout", "nope.json"], "cannot read the layout: no such file"),
+    (["explain", "kernels/summa", "summa", "b=1KiB", "--config", "fig8", "--at", "k=x"], "expected VAR=VALUE"),
+    (["explain", "kernels/summa", "summa", "b=1KiB", "--config", "fig8", "--at", "q=3"],
+     "has no 'sum q in …' to take a term of; its sums: k"),
+    (["explain", "kernels/summa", "summa", "b=1KiB", "--config", "fig8", "--at", "k=3", "--unit", "zz"],
+     "--unit zz: not a size parameter"),
+    (["partition"], "give a configuration"),
+])
+def test_bad_configuration_arguments_are_one_clear_error(argv, message, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_layout_without_partition_names_the_missing_option(tmp_path, capsys):
+    lay = _write(tmp_path, "l.json", {"tlop_layout": 1, "ranks": [{"node": 0}, {"node": 1}]})
+    assert main(["eval", "kernels/summa", "summa_step", "k=0", "b=1KiB", "--layout", str(lay)]) == 1
+    err = capsys.readouterr().err
+    assert "no partition: give --partition FILE" in err and "summa.tlop:" in err and "^" in err
+    assert "tlop: error" not in err.split("\n")[0].split(": error", 1)[1]  # not nested

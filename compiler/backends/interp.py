@@ -548,7 +548,7 @@ class Interpreter(ExprFunctor):
         try:
             values = table(e.config, e.field)
         except ConfigError as err:
-            raise EvalError(str(err).removeprefix("tlop: error: "), e.span) from None
+            raise EvalError(err.diagnostics[0].message, e.span) from None
         if e.index is None:
             if not isinstance(values, int):
                 raise EvalError(f"{e.config}.{e.field} has one value per process: write {e.config}.{e.field}[p]",

@@ -263,7 +263,8 @@ def _at(args, alg):
     except ValueError:
         raise TlopError(f"--at {args.at}: expected VAR=VALUE with a whole number, e.g. --at k=80") from None
     if not eq or focus(alg.body, var, value) is None:
-        sums = sorted({n.var for n in ir.walk_unique(alg.body) if isinstance(n, ir.Reduce) and n.kind == "sum"})
+        sums = sorted({n.var for n in ir.walk_unique(alg.body) if isinstance(n, ir.Reduce) and n.kind == "sum"
+                       and focus(alg.body, n.var, 0) is not None})
         raise TlopError(f"--at {args.at}: '{alg.name}' has no 'sum {var} in …' to take a term of"
                         f"{'; its sums: ' + ', '.join(sums) if sums else ''}")
     return var, value
