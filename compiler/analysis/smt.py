@@ -45,10 +45,23 @@ from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "CostVar", "z3_value"]
+__all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "UNROLL_BUDGET", "UnrollBudgetExceeded", "CostVar", "z3_value"]
 
 #: reductions with numeral bounds are unrolled up to this many terms, else abstracted
 UNROLL_LIMIT = 512
+#: at most this many reduction terms are instantiated in one encoding, counted over nested
+#: reductions (three nested sums unrolled to 64 terms each are 262,144 instantiations, which
+#: takes Python and Z3 hours): beyond it the encoding stops with :class:`UnrollBudgetExceeded`
+UNROLL_BUDGET = 20_000
+
+
+#: monotonicity axioms are instantiated for every pair of applications of one table or
+#: transmission while there are at most this many (about 80,000 pairs); beyond, none are
+PAIR_AXIOM_LIMIT = 400
+
+
+class UnrollBudgetExceeded(TlopError):
+    """An encoding would instantiate more than :data:`UNROLL_BUDGET` reduction terms."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,8 @@ class Encoder(ExprFunctor):
         self.facts: list = []            # side facts true of the real functions (definitions)
         self.linear_facts: list = []     # ground instances of linearity (model assumption)
         self.assumptions: list = []      # conditions the result relies on (bounded unrolling)
+        self.unrolled = 0                # reduction terms instantiated so far (UNROLL_BUDGET)
+        self._xmit_seen: dict = {}       # (name, channel) -> ids of the transmission terms in _xmit_apps
         self.vars: dict = {}             # name -> z3 const (free variables met)
         self._funcs: dict = {}
         self._table_apps: dict = {}      # (table, channel-key) -> list of (args, term)
@@ -338,6 +353,12 @@ class Encoder(ExprFunctor):
             return self._e(e.body, inner, conc)
         return at
 
+    def _count_unrolled(self, n: int) -> None:
+        self.unrolled += n
+        if self.unrolled > UNROLL_BUDGET:
+            raise UnrollBudgetExceeded(f"too large to check by unrolling: more than {UNROLL_BUDGET:,} reduction "
+                                       f"terms (nested sums or maxima unrolled to {self.bound} terms each)")
+
     def _e_Reduce(self, e, env, conc):
         lo = self._e(e.lo, env, conc)
         hi = self._e(e.hi, env, conc)
@@ -357,6 +378,7 @@ class Encoder(ExprFunctor):
                 self.facts.append(z3.BoolVal(False)) if False else None
                 return self._abstract_reduce(e, env, conc, lo, hi)
             if n <= UNROLL_LIMIT:
+                self._count_unrolled(n)
                 return self._combine(e.kind, [body(z3.RealVal(i)) for i in range(start, stop + 1)])
         if self.sum_mode == "bounded":
             # the index runs from ⌈lo⌉ as in the interpreter; unroll ``bound`` terms under the
@@ -364,6 +386,7 @@ class Encoder(ExprFunctor):
             ilo = -z3.ToInt(-lo)
             terms = []
             self.assumptions.append(hi - lo + 1 <= self.bound)
+            self._count_unrolled(self.bound)
             for j in range(self.bound):
                 i = z3.ToReal(ilo + j)
                 inside = i <= hi
@@ -455,7 +478,9 @@ class Encoder(ExprFunctor):
         t = f(ch, size, conc)
         key = (name, self._channel_key(ch))
         apps = self._xmit_apps.setdefault(key, [])
-        if not any(z3.eq(t, x[2]) for x in apps):
+        seen = self._xmit_seen.setdefault(key, set())
+        if t.get_id() not in seen:  # Z3 hash-conses terms: equal terms have one id (z3.eq, in O(1))
+            seen.add(t.get_id())
             apps.append((size, conc, t))
         return t
 
@@ -509,7 +534,8 @@ class Encoder(ExprFunctor):
         for (name, _), apps in self._table_apps.items():
             for args, t, tau_pos in apps:
                 nonneg.append(t >= 0)
-            for (a1, t1, tp), (a2, t2, _) in itertools.combinations(apps, 2):
+            pairs = itertools.combinations(apps, 2) if len(apps) <= PAIR_AXIOM_LIMIT else ()  # as below
+            for (a1, t1, tp), (a2, t2, _) in pairs:
                 if tp is None or len(a1) != len(a2):
                     continue
                 rest_eq = [x == y for i, (x, y) in enumerate(zip(a1, a2)) if i != tp]
@@ -533,7 +559,11 @@ class Encoder(ExprFunctor):
             base = list(apps)
             for size, c, t in base:
                 nonneg.append(t >= 0)
-            for (s1, c1, t1), (s2, c2, t2) in itertools.combinations(base, 2):
+            # ground pairs grow quadratically: beyond PAIR_AXIOM_LIMIT applications of one
+            # transmission they are left out (fewer assumptions: a proof may then come out
+            # unknown, never wrong)
+            pairs = itertools.combinations(base, 2) if len(base) <= PAIR_AXIOM_LIMIT else ()
+            for (s1, c1, t1), (s2, c2, t2) in pairs:
                 out.append(z3.Implies(z3.And(s1 == s2, c1 <= c2), t1 <= t2))
                 out.append(z3.Implies(z3.And(s1 == s2, c2 <= c1), t2 <= t1))
             if self.axioms.a1:
