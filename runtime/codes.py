@@ -60,7 +60,8 @@ CODES = (
     ("E021", "process mapping or layout", r"\b(layout|mapping)\b"),
     ("E020", "platform profile (missing table, malformed file)",
      r"\bprofile\b|^invalid JSON|expected numbers separated by"),
-    ("E022", "schedule (send, stage, model meaning)", r"^send |\bschedule\b|\bstage\b|sends from .+ outside ranks"),
+    ("E022", "schedule (send, stage, model meaning)", r"^send |\bschedule\b|\bstage\b|sends from .+ outside ranks|"
+     r"must take the message size m|must all take a channel or none do"),
     ("E009", "wrong arguments in a call",
      r"^missing argument|takes \d+ arguments?|positional|takes (no channel index|two or more arguments|\S+ arguments?)|"
      r"argument '?\w+'? given twice"),
