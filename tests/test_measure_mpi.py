@@ -44,7 +44,9 @@ def measured(tmp_path_factory):
 
 def test_profile_loads_with_both_channels(measured):
     prof = load_profile(str(measured))
-    assert set(prof.channels) == {"shm", "tcp"} and prof.bindings == {"net": "tcp"}
+    # τ-Lop's two channels, and the postal paths of paper 003 that measure also writes
+    assert set(prof.channels) == {"shm", "tcp", "cpu_on_node", "cpu_off_node"}
+    assert prof.bindings == {"net": "tcp"}
     md = prof.metadata
     assert md["complete"] and "MPICH" in md["mpi"]["version"]
     assert md["timer"]["wtick_s"] > 0 and md["timer"]["resolution_measured_s"] > 0
