@@ -130,7 +130,7 @@ def test_stdlib_schedules_agree_with_the_interpreter(module, name, closed, P, Q,
 PLATFORM = (tlop.load("taulop/platform").path).read_text()
 PLATFORM_IMPORT = 'import "taulop/platform.tlop"\n'
 PROGRAMS = {rule: tlop.loads(PLATFORM.replace("contention dst_node", f"contention {rule}")).program
-            for rule in ("dst_node", "src_node", "either", "node")}
+            for rule in ("dst_node", "src_node", "either", "node", "all")}
 
 # one item: par p in 0 .. P − 1 where W: body, with the pattern (0 shift, 1 xor, 2 tree), the
 # distance d, the size kind (0 equal, 1 by rank, 2 zero for even ranks), m, the weight w, the

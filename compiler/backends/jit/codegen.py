@@ -167,8 +167,10 @@ class CodeGen(ExprFunctor):
 
     def __init__(self, program: tir.Program, alg: tir.Algorithm, layout: ProfileLayout,
                  channel_args: dict, sym: str, scalar_mask: int = 0, mapping_kind: Optional[str] = None,
-                 closed_q: Optional[str] = None):
+                 closed_q: Optional[str] = None, config_fields: tuple = ()):
         self.program = program
+        #: the configuration fields the evaluator passes as data (:mod:`tlop.backends.jit.configdata`)
+        self.config_fields = tuple(config_fields)
         #: the ranks-per-node variable of a closed form over the mapping (bound from the mapping)
         self.closed_q = closed_q
         #: the kind of process mapping schedules are compiled for (:data:`tlop.backends.jit.schedgen.MAPPING_KINDS`)
@@ -988,8 +990,9 @@ class CodeGen(ExprFunctor):
     gen_Loop = gen_Send = gen_Compute = gen_Block = _outside_stage
 
     def gen_ConfigRef(self, e, env, conc):
-        raise NotCompilable("a configuration reference (partition.x[p]) is not compiled by the JIT yet; the "
-                            "interpreter evaluates it", getattr(e, "span", None))
+        from tlop.backends.jit.configdata import emit_config_ref
+
+        return emit_config_ref(self, e, env, conc)
 
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known

@@ -71,7 +71,7 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "schedgen.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
+        for name in ("codegen.py", "schedgen.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
@@ -144,13 +144,13 @@ def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]
 
 
 def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
-            closed_q=None) -> _Code:
+            closed_q=None, config_fields: tuple = ()) -> _Code:
     t0 = time.perf_counter()
     eng = engine()
     h = hashlib.sha256()
     for part in ("tlop-jit-2", _source_hash(), eng.describe(), _program_repr(program, alg),
                  layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}",
-                 f"closed={closed_q}"):
+                 f"closed={closed_q}", f"config={config_fields!r}"):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
@@ -172,7 +172,7 @@ def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, map
                 _LOADED[key] = addrs
                 return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
         cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask, mapping_kind=mapping_kind,
-                     closed_q=closed_q)
+                     closed_q=closed_q, config_fields=config_fields)
         text = cg.build()
         obj = eng.compile_ir(text, f"{alg.name}")
         store.put(key, obj)
@@ -212,10 +212,13 @@ def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: b
     return Evaluator(program, alg, profile, specialize, mapping, closed_forms)
 
 
-def _mapping_data(mapping, layout: ProfileLayout):
+def _mapping_data(mapping, layout: ProfileLayout, config_fields: tuple = ()):
     """``(tabs, scal, keep)``: the profile's table-pointer and scalar arrays extended with the
-    mapping's words (:data:`tlop.backends.jit.schedgen.MAP_WORDS`) and a layout's rank → node
-    table; ``keep`` holds the arrays alive."""
+    mapping's words (:data:`tlop.backends.jit.schedgen.MAP_WORDS`), a layout's rank → node
+    table, and the configuration fields the code reads (:func:`tlop.backends.jit.configdata.config_data`:
+    their words after the mapping's, their arrays after the node table); ``keep`` holds the
+    arrays alive."""
+    from tlop.backends.jit.configdata import config_data
     from tlop.backends.jit.schedgen import MAP_WORDS
 
     words = np.full(MAP_WORDS, np.nan)
@@ -227,9 +230,11 @@ def _mapping_data(mapping, layout: ProfileLayout):
         nodes = np.ascontiguousarray(np.asarray(mapping.node, dtype=np.float64))
         words[2] = float(len(mapping.node))
         words[3] = float(max(mapping.node) + 1)
-    scal = np.ascontiguousarray(np.concatenate([layout.scalars, words]))
-    tabs = np.array([t.block.ctypes.data for t in layout.tables] + [nodes.ctypes.data, 0], dtype=np.uintp)
-    return tabs.ctypes.data, scal.ctypes.data, (tabs, scal, nodes)
+    cwords, carrays = config_data(mapping, config_fields)
+    scal = np.ascontiguousarray(np.concatenate([layout.scalars, words, cwords]))
+    tabs = np.array([t.block.ctypes.data for t in layout.tables] + [nodes.ctypes.data]
+                    + [a.ctypes.data for a in carrays] + [0], dtype=np.uintp)
+    return tabs.ctypes.data, scal.ctypes.data, (tabs, scal, nodes, carrays)
 
 
 class Evaluator(functools.partial):
@@ -256,8 +261,11 @@ class Evaluator(functools.partial):
         layout = ProfileLayout(program, profile, specialize)
         tabs, scal = layout.pointers()
         keep = (layout,)
+        from tlop.backends.jit.configdata import config_fields
+
+        fields = config_fields(alg) if mapping is not None else ()
         if mapping is not None:
-            tabs, scal, arrays = _mapping_data(mapping, layout)
+            tabs, scal, arrays = _mapping_data(mapping, layout, fields)
             keep = (layout, arrays)
         interrupt.install()
         native = NativeCall(f"tlop:{alg.name}", tabs, scal, [i.name for i in infos],
@@ -281,6 +289,8 @@ class Evaluator(functools.partial):
         self._binder = binder_for(program, alg)
         self.layout = layout
         self._tabs, self._scal = tabs, scal
+        #: the configuration fields the code reads, passed as data (:mod:`tlop.backends.jit.configdata`)
+        self._config_fields = fields
         self._codes: dict = {}
         self._lock = threading.Lock()
         self._native = native
@@ -305,7 +315,7 @@ class Evaluator(functools.partial):
                 code = self._codes.get(k)
                 if code is None:
                     code = _obtain(self.program, self._code_alg, self.layout, combo, mapping_kind=self._mapping_kind,
-                                   closed_q=self._closed_q)
+                                   closed_q=self._closed_q, config_fields=self._config_fields)
                     self._codes[k] = code
                     self._native.set_code([combo[c] for c in self._channel_params],
                                           code.addrs[f"{code.sym}_batch"])
@@ -319,7 +329,7 @@ class Evaluator(functools.partial):
                 var = code.variants.get(mask)
                 if var is None:
                     var = _obtain(self.program, self._code_alg, self.layout, combo, mask, self._mapping_kind,
-                                  self._closed_q)
+                                  self._closed_q, self._config_fields)
                     code.variants[mask] = var
         return var
 

@@ -17,7 +17,7 @@ the two agree to 1e-12, errors included):
    are run-time data, see :data:`MAP_WORDS`) gives each end's node; a send within a node takes
    the platform's ``within node`` channel, any other its ``between nodes`` channel, and joins the
    contention group (phase, channel, node named by the channel's ``contention`` key; two groups
-   for ``node``/``either`` between nodes); a computation is its own group per (phase, rank).  A
+   for ``node``/``either`` between nodes, key 0 for ``all``: one group per channel); a computation is its own group per (phase, rank).  A
    group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
    of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
    computation cost); runs are then merged per group — through a dense table when the key space
@@ -429,13 +429,15 @@ class StageGen:
                 sn, dn = self.node_of(src, s.d), self.node_of(dst, s.d)
                 with b.if_else(b.icmp_signed("==", sn, dn)) as (same, other):
                     with same:
-                        key = dn if self.rule_i == "dst_node" else sn
+                        key = _c(0) if self.rule_i == "all" else dn if self.rule_i == "dst_node" else sn
                         self._member(ph, self.ci, key, size, w, None, s)
                     with other:
                         if self.rule_x == "dst_node":
                             self._member(ph, self.cx, dn, size, w, None, s)
                         elif self.rule_x == "src_node":
                             self._member(ph, self.cx, sn, size, w, None, s)
+                        elif self.rule_x == "all":  # one group: every transfer on the channel
+                            self._member(ph, self.cx, _c(0), size, w, None, s)
                         else:
                             self._member(ph, self.cx, sn, size, w, None, s)
                             self._member(ph, self.cx, dn, size, w, None, s)
