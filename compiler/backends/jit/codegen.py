@@ -189,6 +189,7 @@ class CodeGen(ExprFunctor):
         self.nslots = len(layout.tables)
         self._tstack: list = []
         self._spec_globals: dict = {}
+        self._entry_values: dict = {}  # key -> a value computed once, in the entry block
         self._const_interp = Interpreter(program, None)
 
     # ================================================================== module
@@ -397,6 +398,19 @@ class CodeGen(ExprFunctor):
         return ok
 
     # ================================================================== helpers
+    def at_entry(self, key, make):
+        """``make(builder)`` emitted once, at the end of the cost function's entry block (so it
+        dominates every use, outside every loop), and remembered under ``key``: data that is
+        fixed for a whole evaluation (a configuration field's length and array, a layout's node
+        table).  ``make`` may use only the function's arguments and constants."""
+        v = self._entry_values.get(key)
+        if v is None:
+            b = self.b
+            with b.goto_block(self.fn.entry_basic_block):
+                v = make(b)
+            self._entry_values[key] = v
+        return v
+
     def _interrupt_global(self, name):
         g = self.module.globals.get(name)
         if g is None:

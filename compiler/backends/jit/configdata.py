@@ -17,7 +17,9 @@ layout's rank → node table:
   field, an index on a one-value field or none on a per-process one, an index that is not a
   whole number in ``0 … len−1`` — each an evaluation error whose message the interpreter gives
   when the evaluator re-runs it on the point.  The read is branch-free (a failing index reads
-  element 0 and flags the error), so it stays in the loop's block and LLVM can hoist it.
+  element 0 and flags the error), so it stays in the loop's block and LLVM can hoist it; a
+  field's length and array pointer are loaded once, in the entry block; an index that is a loop
+  counter (a whole number by construction) is checked with one unsigned comparison.
 
 The generated code depends only on the list of fields, never on their values: one object
 serves every configuration (the cache key holds the list through the algorithm's IR and the
@@ -90,22 +92,45 @@ def emit_config_ref(cg, e: tir.ConfigRef, env, conc):
     if key not in cg.config_fields:  # not in the evaluator's data: the interpreter explains
         return cg.fail()
     j = cg.config_fields.index(key)
-    b = cg.b
     lay = cg.layout
     base = lay.grid_base + len(lay.tables) + MAP_WORDS + WORDS_PER_FIELD * j
-    shape = b.load(b.gep(cg.scal, [ir.Constant(I64, base)]))
+    zero = ir.Constant(F64, 0.0)
+
+    def field(b):
+        """(shape word, value word, length as i64 — 0 unless a per-process field —, array)"""
+        shape = b.load(b.gep(cg.scal, [ir.Constant(I64, base)]))
+        value = b.load(b.gep(cg.scal, [ir.Constant(I64, base + 1)]))
+        per = b.fcmp_ordered(">=", shape, zero)
+        n = b.select(per, b.fptosi(b.select(per, shape, zero), I64), ir.Constant(I64, 0))
+        arr = b.load(b.gep(cg.tabs, [ir.Constant(I64, len(lay.tables) + 1 + j)]))
+        return shape, value, n, arr
+
+    shape, value, n, arr = cg.at_entry(("config", j), field)
+    b = cg.b
     if e.index is None:
         cg.check(b.fcmp_unordered("!=", shape, ir.Constant(F64, -1.0)))
-        return b.load(b.gep(cg.scal, [ir.Constant(I64, base + 1)]))
+        return value
     idx = cg.gen(e.index, env, conc)
-    floor = _intrinsic(cg.module, "llvm.floor")
-    # shape >= 0 is false for NaN (no such field) and -1 (one value); the index must be whole,
-    # in 0 … shape-1 (false for NaN and ±inf)
-    ok = b.and_(b.fcmp_ordered(">=", shape, ir.Constant(F64, 0.0)),
-                b.and_(b.fcmp_ordered("==", b.call(floor, [idx]), idx),
-                       b.and_(b.fcmp_ordered(">=", idx, ir.Constant(F64, 0.0)), b.fcmp_ordered("<", idx, shape))))
+    whole = whole_number(idx)
+    if whole is not None:  # a loop counter: a whole number already, in range when 0 <= it < n
+        ok = b.icmp_unsigned("<", whole, n)
+        i = b.select(ok, whole, ir.Constant(I64, 0))
+    else:
+        floor = _intrinsic(cg.module, "llvm.floor")
+        # n is 0 for a missing field and a one-value field; the index must be whole, in
+        # 0 … n-1 (false for NaN and ±inf)
+        ok = b.and_(b.fcmp_ordered("==", b.call(floor, [idx]), idx),
+                    b.and_(b.fcmp_ordered(">=", idx, zero), b.fcmp_ordered("<", idx, b.sitofp(n, F64))))
+        i = b.fptosi(b.select(ok, idx, zero), I64)
     cg.check(b.not_(ok))
-    i = b.fptosi(b.select(ok, idx, ir.Constant(F64, 0.0)), I64)
-    arr = b.load(b.gep(cg.tabs, [ir.Constant(I64, len(lay.tables) + 1 + j)]))
     return b.load(b.gep(arr, [i]))
 
+
+def whole_number(v):
+    """The i64 a double ``v`` was converted from (``sitofp``: a loop counter of ``sum``, ``par``
+    or ``seq``), else None."""
+    from tlop.backends.jit.tables import I64
+
+    if isinstance(v, ir.CastInstr) and v.opname == "sitofp" and v.operands[0].type == I64:
+        return v.operands[0]
+    return None

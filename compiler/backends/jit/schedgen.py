@@ -25,8 +25,10 @@ the two agree to 1e-12, errors included):
    code, key) order.
 3. **Reduction.**  A group whose sends all have one size m costs ``W ‖ T^c(m)`` (W its weight
    sum; 0 when m = 0), with the last value per channel remembered (the ring's 1,024 groups need
-   two transmissions); a computation group costs the sum of its computations.  If some group
-   has sends of different sizes, the stage is enumerated a second time into a member buffer,
+   two transmissions); a computation group costs the sum of its computations.  The enumeration
+   also records its first :data:`_REC_CAP` members (group, size, weight, order) in a buffer; if
+   some group has sends of different sizes, the members — those recorded, or, when the stage had
+   more, every member from a second run of the same enumeration code — are
    sorted by (group, size, order) and reduced by A2 exactly as the oracle does
    (:func:`tlop.ir.taulop.reduce_groups`: ``Σ_j (w_j + … + w_n) ‖ T^c(m_j − m_{j−1})``,
    increments ≤ 0 dropped).  A3 takes each phase's largest group; the stage costs the sum of
@@ -70,6 +72,9 @@ _MEMBER_BYTES = 32
 _DENSE = ir.LiteralStructType([F64, F64, F64, F64, F64])  # used, weight sum, min, max, cost
 _DENSE_BYTES = 40
 _DENSE_FACTOR, _DENSE_MIN = 4, 4096
+#: members recorded during the first enumeration of a stage: initial buffer, and the most kept
+#: (beyond it, a stage with groups of several sizes is enumerated a second time)
+_REC_INIT, _REC_CAP = 64, 1 << 16
 _INF = ir.Constant(F64, math.inf)
 _ZERO = ir.Constant(F64, 0.0)
 _NAN = ir.Constant(F64, math.nan)
@@ -240,8 +245,12 @@ class StageGen:
             return b.fptosi(b.call(self.intrinsic("llvm.floor"), [b.fdiv(p, d)]), I64)
         if self.kind == "round_robin":
             return b.fptosi(b.frem(p, d), I64)
-        tab = b.load(b.gep(self.cg.tabs, [_c(len(self.cg.layout.tables))]))
-        return b.fptosi(b.load(b.gep(tab, [b.fptosi(p, I64)])), I64)
+        return b.fptosi(b.load(b.gep(self._node_table(), [b.fptosi(p, I64)])), I64)
+
+    def _node_table(self):
+        """A layout's rank → node table (loaded once, in the entry block)."""
+        cg = self.cg
+        return cg.at_entry(("node table",), lambda b: b.load(b.gep(cg.tabs, [_c(len(cg.layout.tables))])))
 
     def ranks(self, env):
         P = env.get(tir.RANKS)
@@ -264,17 +273,31 @@ class StageGen:
         P = self.ranks(env)
         if P is None:
             return self.cg.fail()
+        from tlop.backends.jit.configdata import whole_number
+
+        cg = self.cg
         b = self.b
-        r = self.cg.gen(e.rank, env, conc)
-        ok = b.and_(self.placeable(P), self.is_rank(r, P))
+        r = cg.gen(e.rank, env, conc)
+        # branch-free: a rank outside 0 … P−1 (or a P the mapping cannot place) reads rank 0's
+        # node and flags an evaluation error; P's checks are made once when P is fixed for the
+        # evaluation (the algorithm's parameter, loaded in the entry block)
+        if isinstance(P, ir.Instruction) and P.parent is cg.fn.entry_basic_block:
+            def ranks(b_):
+                ok_ = self.placeable(P)
+                return ok_, b_.fptosi(b_.select(ok_, P, ir.Constant(F64, 1.0)), I64)
+            placed, Pi = cg.at_entry(("ranks", id(P)), ranks)
+        else:
+            placed = self.placeable(P)
+            Pi = b.fptosi(b.select(placed, P, ir.Constant(F64, 1.0)), I64)
+        whole = whole_number(r)
+        if whole is not None:
+            ok = b.and_(placed, b.icmp_unsigned("<", whole, Pi))
+        else:
+            ok = b.and_(placed, self.is_rank(r, P))
+        cg.check(b.not_(ok))
+        safe = b.select(ok, r, _ZERO)
         d, _ = self.mapping(P)
-        out = self.var(F64, _NAN, "node")
-        with b.if_else(ok) as (then, otherwise):
-            with then:
-                b.store(b.sitofp(self.node_of(r, d), F64), out)
-            with otherwise:
-                self.cg.flag_error()
-        return b.load(out)
+        return b.select(ok, b.sitofp(self.node_of(safe, d), F64), _NAN)
 
     # ================================================================== a stage
     def gen_Stage(self, e, env, conc):
@@ -301,33 +324,49 @@ class StageGen:
         s.cap = self.var(I64, _c(64), "st_cap")
         s.runs = self.var(_PTR, b.call(self.malloc, [_c(64 * _RUN_BYTES)]), "st_runs")
         s.nmem = self.var(I64, _c(0), "st_nmem")
-        s.memcap = self.var(I64, _c(0), "st_memcap")
-        s.mem = self.var(_PTR, ir.Constant(_PTR, None), "st_mem")
+        s.memcap = self.var(I64, _c(_REC_INIT), "st_memcap")
+        s.mem = self.var(_PTR, b.call(self.malloc, [_c(_REC_INIT * _MEMBER_BYTES)]), "st_mem")
         s.nonuni = self.var(I1, ir.Constant(I1, 0), "st_nonuni")
         s.result = self.var(F64, _ZERO, "st_result")
+        s.runs_on = self.var(I1, ir.Constant(I1, 1), "st_runs_on")  # pass 1: accumulate runs
+        s.rec = self.var(I1, ir.Constant(I1, 1), "st_rec")  # record members (pass 1: up to _REC_CAP)
+        again = self.var(I1, ir.Constant(I1, 0), "st_again")
         self._null_is_error(b.load(s.runs), s)
+        self._null_is_error(b.load(s.mem), s)
         with b.if_then(b.not_(self.placeable(P)), likely=False):
             b.store(ir.Constant(I1, 1), s.err)
-        # pass 1: runs
-        s.mode = "runs"
+        # one copy of the enumeration, run once (runs, and the members while they fit in
+        # _REC_CAP) or, when some group has several sizes and the members did not fit, twice
+        # (the second time recording every member)
+        pass_bb = b.append_basic_block("st_pass")
+        done_bb = b.append_basic_block("st_done")
+        b.branch(pass_bb)
+        b.position_at_end(pass_bb)
+        b.store(ir.Constant(I1, 0), again)
         with b.if_then(b.not_(b.load(s.err))):
             self._enumerate(e, env, s)
-        self._flush(s)
-        with b.if_then(b.not_(b.load(s.err))):
-            with b.if_then(b.icmp_signed(">", b.load(s.nruns), _c(0))):
-                self._reduce_runs(s)
-                with b.if_then(b.and_(b.load(s.nonuni), b.not_(b.load(s.err)))):
-                    # pass 2: every member, the oracle's reduction
-                    s.mode = "members"
-                    b.store(_c(0), s.count)
-                    b.store(_c(0), s.nmem)
-                    b.store(_c(1024), s.memcap)
-                    b.store(b.call(self.malloc, [_c(1024 * _MEMBER_BYTES)]), s.mem)
-                    self._null_is_error(b.load(s.mem), s)
-                    with b.if_then(b.not_(b.load(s.err))):
-                        self._enumerate(e, env, s)
-                        with b.if_then(b.not_(b.load(s.err))):
-                            self._reduce_members(s)
+        with b.if_else(b.load(s.runs_on)) as (first, second):
+            with first:
+                self._flush(s)
+                with b.if_then(b.not_(b.load(s.err))):
+                    with b.if_then(b.icmp_signed(">", b.load(s.nruns), _c(0))):
+                        self._reduce_runs(s)
+                        with b.if_then(b.and_(b.load(s.nonuni), b.not_(b.load(s.err)))):
+                            # some group has several sizes: the oracle's reduction of every member
+                            with b.if_else(b.load(s.rec)) as (complete, overflowed):
+                                with complete:
+                                    self._reduce_members(s)
+                                with overflowed:  # enumerate again, recording every member
+                                    b.store(ir.Constant(I1, 0), s.runs_on)
+                                    b.store(ir.Constant(I1, 1), s.rec)
+                                    b.store(_c(0), s.count)
+                                    b.store(_c(0), s.nmem)
+                                    b.store(ir.Constant(I1, 1), again)
+            with second:
+                with b.if_then(b.not_(b.load(s.err))):
+                    self._reduce_members(s)
+        b.cbranch(b.load(again), pass_bb, done_bb)
+        b.position_at_end(done_bb)
         b.call(self.free, [b.load(s.runs)])
         b.call(self.free, [b.load(s.mem)])
         out = self.var(F64, _ZERO, "st_out")
@@ -455,25 +494,31 @@ class StageGen:
     def _member(self, ph, code, key, size, w, cost, s):
         b = self.b
         packed = b.add(b.mul(b.add(b.mul(ph, _c(self.ncodes)), _c(code)), s.K), key)
-        if s.mode == "members":
-            self._push_member(packed, size, w, s)
-            return
-        mx = b.load(s.maxph)
-        b.store(b.select(b.icmp_signed(">", ph, mx), ph, mx), s.maxph)
-        with b.if_then(b.icmp_signed("!=", packed, b.load(s.cur)), likely=False):
-            self._flush(s)
-            b.store(packed, s.cur)
-            b.store(_ZERO, s.cw)
-            b.store(_INF, s.cmn)
-            b.store(ir.Constant(F64, -math.inf), s.cmx)
-            b.store(_ZERO, s.cc)
-        b.store(b.fadd(b.load(s.cw), w), s.cw)
-        if cost is None:
-            m0, m1 = b.load(s.cmn), b.load(s.cmx)
-            b.store(b.select(b.fcmp_ordered("<", size, m0), size, m0), s.cmn)
-            b.store(b.select(b.fcmp_ordered(">", size, m1), size, m1), s.cmx)
-        else:
-            b.store(b.fadd(b.load(s.cc), cost), s.cc)
+        with b.if_then(b.load(s.runs_on)):
+            mx = b.load(s.maxph)
+            b.store(b.select(b.icmp_signed(">", ph, mx), ph, mx), s.maxph)
+            with b.if_then(b.icmp_signed("!=", packed, b.load(s.cur)), likely=False):
+                self._flush(s)
+                b.store(packed, s.cur)
+                b.store(_ZERO, s.cw)
+                b.store(_INF, s.cmn)
+                b.store(ir.Constant(F64, -math.inf), s.cmx)
+                b.store(_ZERO, s.cc)
+            b.store(b.fadd(b.load(s.cw), w), s.cw)
+            if cost is None:
+                m0, m1 = b.load(s.cmn), b.load(s.cmx)
+                b.store(b.select(b.fcmp_ordered("<", size, m0), size, m0), s.cmn)
+                b.store(b.select(b.fcmp_ordered(">", size, m1), size, m1), s.cmx)
+            else:
+                b.store(b.fadd(b.load(s.cc), cost), s.cc)
+        with b.if_then(b.load(s.rec)):
+            # pass 1 records at most _REC_CAP members (then the stage enumerates again if it must)
+            full = b.and_(b.load(s.runs_on), b.icmp_signed(">=", b.load(s.nmem), _c(_REC_CAP)))
+            with b.if_else(full, likely=False) as (stop, go):
+                with stop:
+                    b.store(ir.Constant(I1, 0), s.rec)
+                with go:
+                    self._push_member(packed, size, w, s)
 
     def _grow(self, ptr, n, cap, nbytes, s):
         """Make room for one more record in the buffer ``ptr`` (``n`` used of ``cap``)."""
