@@ -58,6 +58,11 @@ UNROLL_BUDGET = 20_000
 #: monotonicity axioms are instantiated for every pair of applications of one table or
 #: transmission while there are at most this many (about 80,000 pairs); beyond, none are
 PAIR_AXIOM_LIMIT = 400
+#: abstracted reductions whose bodies differ (the simplifier reordered a sum inside) share one
+#: function when their bodies are proved equal at every index (:meth:`Encoder._same_reduction`):
+#: at most this many such sub-proofs per encoding, each within this many milliseconds
+CONGRUENCE_ATTEMPTS = 64
+CONGRUENCE_TIMEOUT_MS = 10_000
 
 
 class UnrollBudgetExceeded(TlopError):
@@ -148,7 +153,10 @@ class Encoder(ExprFunctor):
         self._log2: dict = {}
         self._fresh = 0
         self._linear_apps: list = []     # (m, term) of tables encoded under linearity
-        self._abstract: dict = {}
+        self._abstract: dict = {}        # (kind, index, body) -> function id
+        self._abstract_fv: dict = {}     # (kind, index, body) -> its free variables, or None (schematic)
+        self._abstract_next = 0
+        self._congruence = [0]           # sub-proofs tried (shared with nested encoders)
 
     # ------------------------------------------------------------------ variables and functions
     def var(self, name: str):
@@ -416,17 +424,60 @@ class Encoder(ExprFunctor):
     def _abstract_reduce(self, e, env, conc, lo, hi):
         """An uninterpreted function of the reduction's identity (kind, index, body) applied to
         its bounds, the values of its body's free variables and the concurrency factor."""
-        fv = [v for v in sorted(ir.free_vars(e.body) - {e.var})
-              if not isinstance(env.get(v), CostVar)]  # schematic terms are part of the key
+        free = sorted(ir.free_vars(e.body) - {e.var})
+        fv = [v for v in free if not isinstance(env.get(v), CostVar)]  # schematic terms are part of the key
         key = (e.kind, e.var, e.body)
         if key not in self._abstract:
-            self._abstract[key] = len(self._abstract)
+            schematic = len(fv) != len(free)
+            self._abstract_fv[key] = None if schematic else frozenset(fv)
+            self._abstract[key] = self._same_reduction(e, frozenset(fv)) if not schematic else None
+            if self._abstract[key] is None:
+                self._abstract[key] = self._abstract_next
+                self._abstract_next += 1
         f = self.func(f"{e.kind}{self._abstract[key]}", 3 + len(fv))
         args = [lo, hi, conc] + [self._e(ir.Var(v), env, conc) for v in fv]
         t = f(*args)
         if e.kind == "sum":
             self.facts.append(z3.Implies(hi < lo, t == 0))
         return t
+
+    def _same_reduction(self, e: ir.Reduce, fv: frozenset) -> Optional[int]:
+        """The function id of an already abstracted reduction that ``e`` equals: the same kind,
+        the same free variables, and a body proved equal to ``e``'s at every integer index
+        (:meth:`_bodies_equal`) — then, for equal bounds, concurrency and free variables, the
+        two reductions are equal, and one uninterpreted function may stand for both.  None when
+        there is none (or the sub-proofs' budget, :data:`CONGRUENCE_ATTEMPTS`, is spent)."""
+        if self.reduce_hook is not None:
+            return None
+        for (kind, var, body), ident in list(self._abstract.items()):
+            if kind != e.kind or self._abstract_fv.get((kind, var, body)) != fv or ident is None:
+                continue
+            if self._congruence[0] >= CONGRUENCE_ATTEMPTS:
+                return None
+            self._congruence[0] += 1
+            if self._bodies_equal(var, body, e.var, e.body):
+                return ident
+        return None
+
+    def _bodies_equal(self, v1: str, b1: ir.Expr, v2: str, b2: ir.Expr) -> bool:
+        """``∀ i ∈ ℤ, ∀ free variables, ∀ concurrency: b1[v1 := i] = b2[v2 := i]``, proved by Z3
+        from the math facts alone (no model assumption) in a separate encoding, whose own
+        reductions are abstracted the same way (nested sums of reordered bodies)."""
+        sub = Encoder(self.program, axioms=self.axioms, int_vars=self.int_vars, tables=self.tables,
+                      sum_mode="abstract", bound=self.bound, prefix=self.prefix)
+        sub._congruence = self._congruence
+        i = z3.ToReal(z3.Int(f"{self.prefix}congruence!i{self._congruence[0]}"))
+        conc = z3.Real(f"{self.prefix}congruence!conc{self._congruence[0]}")
+        try:
+            a = sub.encode(b1, {v1: i}, conc)
+            c = sub.encode(b2, {v2: i}, conc)
+        except (TlopError, z3.Z3Exception):
+            return False
+        s = z3.Solver()
+        s.set("timeout", CONGRUENCE_TIMEOUT_MS)
+        s.add(*sub.fact_groups()["math"])
+        s.add(a != c)
+        return s.check() == z3.unsat
 
     # ------------------------------------------------------------------ profile access
     def _channel_key(self, ch_term):
