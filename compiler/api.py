@@ -248,7 +248,7 @@ class AlgorithmHandle:
         return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
-        sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)
+        sig = ", ".join(f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank else "") for p in self.ir.params)
         return f"<tlop algorithm {self.name}({sig})>"
 
     def _repr_latex_(self):

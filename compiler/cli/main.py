@@ -125,7 +125,8 @@ def _engine(args, handle, profile, points: int = 2):
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
     schedules = "count" if engine == "auto" else "sort"
-    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)):
+    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)
+                             or any(p.per_rank is not None for p in handle.params)):  # the JIT refuses those
         engine = "interp"
     if engine in ("auto", "jit"):
         try:
@@ -371,7 +372,7 @@ def _signature(p, program) -> str:
     """``P: int >= 1`` / ``c: channel = shm`` for a parameter."""
     from tlop.backends.interp import Interpreter
 
-    out = f"{p.name}: {p.type}"
+    out = f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank is not None else "")
     const = Interpreter(program, None)
     if p.constraint is not None and p.constraint_span is not None:  # not the implicit "size >= 0"
         op, bound = p.constraint

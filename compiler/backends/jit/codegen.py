@@ -75,6 +75,12 @@ def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) 
     model whose schedules are dataflow programs (LogGP, pLogP: the interpreter prices those),
     or a schedule in an algorithm that is not declared over a mapping.  τ-Lop schedules are
     compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    per_rank = [p for p in alg.params if getattr(p, "per_rank", None) is not None]
+    if per_rank:
+        p = per_rank[0]
+        raise NotCompilable(f"'{alg.name}' takes a per-rank argument ({p.name}: {p.type}[{p.per_rank}]), which the JIT "
+                            f"does not compile; the interpreter evaluates it (--engine interp, or "
+                            f"AlgorithmHandle.evaluate)", alg.span)
     if not tir.has_schedule(alg.body):
         return
     from tlop.backends.dataflow import DATAFLOW_MODELS
