@@ -232,3 +232,14 @@ def test_a_per_rank_parameter_in_a_cost_expression(tmp_path):
     alg = tlop.load(str(src))["stream"]
     assert alg.evaluate(None, P=3, counts=[1e9, 2e9, 3e9]) == pytest.approx(6.0)
     assert np.allclose(alg.evaluate(None, P=np.array([1.0, 2.0]), counts=1e9), [1.0, 2.0])
+
+
+def test_a_grid_keeps_a_per_rank_vector_whole():
+    """``handle.grid``: a list for a per-rank parameter is one vector for every point, not an axis."""
+    g = GATHERV["taulop"]
+    counts = [1024.0, 65536.0, 1.0, 1.0]
+    grid = g.grid("lusitania", P=[4], counts=counts, root=[0, 1], mapping="sequential(2)")
+    assert list(grid.axes) == ["root"]
+    for root, got in zip((0, 1), np.ravel(grid.values)):
+        assert got == g.evaluate("lusitania", P=4, counts=counts, root=root, mapping="sequential(2)")
+    assert "counts=[1KiB, 64KiB, 1B, 1B]" in grid._repr_html_()
