@@ -175,7 +175,8 @@ def test_eval_prints_the_vector(capsys):
     ([1.0, -2.0, 3.0], 3, "argument counts[1] = -2 violates the constraint counts >= 0"),
     ([1.0, math.nan], 2, "argument counts[1] is NaN"),
     ([[1.0, 2.0]], 2, "per-rank values are a list or a 1-D array (axis 0 is the rank), not an array of shape (1, 2)"),
-    ([1.0, 2.0], [2, 3], "argument counts: 2 per-rank values, but P takes 1 other value (3 …)"),
+    ([1.0, 2.0], [2, 3], "argument counts: 2 per-rank values, but P takes several values (2, 3)"),
+    ([1.0, 2.0], [3, 3], "argument counts: 2 per-rank values, but P = 3"),
     ("1KiB,2KiB", 2, "argument counts: expected numbers"),
 ])
 def test_python_diagnostics(counts, P, message):
@@ -243,3 +244,22 @@ def test_a_grid_keeps_a_per_rank_vector_whole():
     for root, got in zip((0, 1), np.ravel(grid.values)):
         assert got == g.evaluate("lusitania", P=4, counts=counts, root=root, mapping="sequential(2)")
     assert "counts=[1KiB, 64KiB, 1B, 1B]" in grid._repr_html_()
+
+
+def test_sweep_keeps_a_per_rank_vector_whole(capsys):
+    """``tlop sweep``: counts=1KiB,2KiB,… is one vector for every point; one value every rank's."""
+    from tlop.cli.main import main
+
+    assert main(["sweep", "taulop/gather", "gatherv", "P=4", "counts=1KiB,2KiB,3KiB,4KiB", "root=0..3",
+                 "--mapping", "sequential(2)", "--profile", "lusitania", "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    g = GATHERV["taulop"]
+    for pt in points:
+        want = g.evaluate("lusitania", P=4, counts=[1024, 2048, 3072, 4096], root=pt["root"], mapping="sequential(2)")
+        assert pt["seconds"] == pytest.approx(want, rel=1e-12)
+    assert main(["sweep", "taulop/gather", "gatherv", "P=4,8", "counts=1KiB", "--mapping", "sequential(4)",
+                 "--profile", "lusitania", "--json"]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    linear = tlop.load("taulop/gather")["linear"]
+    assert [p["seconds"] for p in points] == pytest.approx(
+        [linear.evaluate("lusitania", P=P, m=1024.0, mapping="sequential(4)") for P in (4, 8)], rel=1e-12)

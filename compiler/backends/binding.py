@@ -310,13 +310,15 @@ class Binder:
                 return None
             return Diagnostic(f"argument {p.name}: {n} per-rank value{'s' if n != 1 else ''}, but {ranks} = {P:g}; "
                               f"give one for each rank 0 … {ranks} − 1", p.span)
-        wrong = np.asarray(P, dtype=float) != n
-        if not wrong.any():
+        values = np.unique(np.asarray(P, dtype=float))
+        if np.all(values == n):
             return None
-        return Diagnostic(f"argument {p.name}: {n} per-rank values, but {ranks} takes "
-                          f"{int(wrong.sum())} other value{'s' if wrong.sum() != 1 else ''} "
-                          f"({float(np.asarray(P).ravel()[np.flatnonzero(wrong.ravel())[0]]):g} …); a vector fits one "
-                          f"process count: give one number for every rank, or one call per {ranks}", p.span)
+        if len(values) == 1:
+            return self._check_length(p, got, float(values[0]))
+        shown = ", ".join(f"{v:g}" for v in values[:4]) + (", …" if len(values) > 4 else "")
+        return Diagnostic(f"argument {p.name}: {n} per-rank values, but {ranks} takes several values ({shown}); a "
+                          f"vector fits one process count: give one number for every rank, or one call per {ranks}",
+                          p.span)
 
     # ------------------------------------------------------------------ invalid points
     def valid_mask(self, args: Mapping[str, Any]):

@@ -531,6 +531,14 @@ def _sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+    # a per-rank argument (counts=1KiB,2KiB,…) is one vector for every point, never an axis
+    per_rank = {p.name: raw.pop(p.name) for p in h.params if p.per_rank is not None and p.name in raw}
+    if per_rank:
+        from tlop.runtime.per_rank import parse_per_rank_text
+        from tlop.backends.binding import parse_cli_value
+
+        per_rank = {k: parse_per_rank_text(k, v, lambda t, k=k: parse_cli_value(t, ptypes[k], k, m.program))
+                    for k, v in per_rank.items()}
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
@@ -541,7 +549,7 @@ def _sweep(args) -> int:
         from tlop.cli.grid import CHUNK_POINTS
 
         for start, columns in grid.chunks(size or CHUNK_POINTS):
-            yield columns, _evaluate_columns(run, h, columns, ptypes)
+            yield columns, _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
 
     if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
         from tlop.cli.distributed import distributed_chunks
