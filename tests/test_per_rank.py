@@ -263,3 +263,14 @@ def test_sweep_keeps_a_per_rank_vector_whole(capsys):
     linear = tlop.load("taulop/gather")["linear"]
     assert [p["seconds"] for p in points] == pytest.approx(
         [linear.evaluate("lusitania", P=P, m=1024.0, mapping="sequential(4)") for P in (4, 8)], rel=1e-12)
+
+
+def test_explain_shows_each_ranks_size(capsys):
+    from tlop.cli.main import main
+
+    assert main(["explain", "taulop/gather", "gatherv", "P=4", "counts=1KiB,2KiB,3KiB,4KiB",
+                 "--mapping", "sequential(2)", "--profile", "lusitania"]) == 0
+    out = capsys.readouterr().out
+    assert "counts=[1KiB, 2KiB, 3KiB, 4KiB]" in out
+    assert "shm node 0: 1 transfer of 2KiB [1→0]" in out
+    assert "1 transfer of 3KiB, 1 transfer of 4KiB [2→0, 3→0]" in out

@@ -73,16 +73,20 @@ class NotCompilable(TlopError):
 def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) -> None:
     """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``) in a
     model whose schedules are dataflow programs (LogGP, pLogP: the interpreter prices those),
-    or a schedule in an algorithm that is not declared over a mapping.  τ-Lop schedules are
-    compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    or a schedule in an algorithm that is not declared over a mapping, or an algorithm with a
+    per-rank parameter (``counts: bytes[P]``: the native calling convention takes one double per
+    parameter).  τ-Lop schedules are compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    if tir.has_schedule(alg.body):
+        _check_schedule_compilable(alg, program)
     per_rank = [p for p in alg.params if getattr(p, "per_rank", None) is not None]
     if per_rank:
         p = per_rank[0]
         raise NotCompilable(f"'{alg.name}' takes a per-rank argument ({p.name}: {p.type}[{p.per_rank}]), which the JIT "
                             f"does not compile; the interpreter evaluates it (--engine interp, or "
                             f"AlgorithmHandle.evaluate)", alg.span)
-    if not tir.has_schedule(alg.body):
-        return
+
+
+def _check_schedule_compilable(alg: tir.Algorithm, program: Optional[tir.Program]) -> None:
     from tlop.backends.dataflow import DATAFLOW_MODELS
 
     model = program.model if program is not None else ""
