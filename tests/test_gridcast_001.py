@@ -298,3 +298,11 @@ def test_cli_grid_description_bad_json_and_bad_profile(tmp_path, capsys):
     assert "grid.json: links[2].profile:" in capsys.readouterr().err
     assert main(["grid-bcast", "schedule", "--grid", str(f), "--profile", "summit"]) == 1
     assert "the grid description replaces --profile" in capsys.readouterr().err
+
+
+def test_cli_grid_description_with_a_negative_latency(tmp_path, capsys):
+    f = write_grid(tmp_path)
+    (tmp_path / "l12.json").write_text(linear_plogp("neg", 1e-4, 1e-7, -1e-3).to_json())
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "grid.json: links[2].profile: pLogP L of profile 'neg' is -0.001" in err and "Traceback" not in err

@@ -23,6 +23,7 @@ field (``links[2].between``); a JSON syntax error is shown at its line and colum
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def _load(grid: Grid, spec: str, where: str):
 def grid_problem(grid: Grid, m: float) -> tuple:
     """``(problem, chosen)`` of an m-byte broadcast on ``grid`` (:func:`.problem.measured_problem`),
     each profile loaded once; a profile without pLogP g(m) and L is an error naming its field."""
-    from tlop.analysis.gridcast.problem import _link_module, measured_problem
+    from tlop.analysis.gridcast.problem import _link_module, link_parameters, measured_problem
 
     cache: dict = {}
 
@@ -178,4 +179,12 @@ def grid_problem(grid: Grid, m: float) -> tuple:
 
     intra = [get(s, f"subnets[{k}].profile") for k, s in enumerate(grid.intra)]
     links = {ij: get(s, f"links[{k}].profile") for k, (ij, s) in enumerate(grid.links.items())}
-    return measured_problem(m, grid.machines, intra, links, grid.root, grid.names)
+    for k, prof in enumerate(links.values()):
+        for what, v in zip(("g(m)", "L"), link_parameters(prof, m)):
+            if not math.isfinite(v) or v < 0:
+                raise GridError(f"{grid.source}: links[{k}].profile: pLogP {what} of profile '{prof.name}' is "
+                                f"{v!r} at m = {m:g} B; a gap and a latency are finite and >= 0")
+    try:
+        return measured_problem(m, grid.machines, intra, links, grid.root, grid.names)
+    except ValueError as err:      # e.g. a negative intra-subnet time from a bad profile
+        raise GridError(f"{grid.source}: {err}") from None
