@@ -306,3 +306,13 @@ def test_cli_grid_description_with_a_negative_latency(tmp_path, capsys):
     assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
     err = capsys.readouterr().err
     assert "grid.json: links[2].profile: pLogP L of profile 'neg' is -0.001" in err and "Traceback" not in err
+
+
+def test_cli_matrix_with_a_negative_or_missing_latency(tmp_path, capsys):
+    bad = tmp_path / "m.txt"
+    bad.write_text("0 -5\n-5 0\n")
+    assert main(["grid-bcast", "schedule", "--matrix", str(bad)]) == 1
+    assert f"{bad}:1: a latency is >= 0 (or '-' for a missing edge); got -5" in capsys.readouterr().err
+    bad.write_text("0 -\n- 0\n")
+    assert main(["grid-bcast", "schedule", "--matrix", str(bad)]) == 1
+    assert "no latency between subnet 0 and subnet 1" in capsys.readouterr().err

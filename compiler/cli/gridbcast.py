@@ -67,6 +67,11 @@ def read_matrix(path: str):
             rows.append([float("nan") if x in ("-", "nan") else float(x) for x in line.replace(",", " ").split()])
         except ValueError:
             raise TlopError(f"{path}:{n}: expected numbers separated by spaces or commas") from None
+        if any(v < 0 for v in rows[-1]):
+            from tlop.analysis.gridcast.description import GridError
+
+            raise GridError(f"{path}:{n}: a latency is >= 0 (or '-' for a missing edge); got "
+                            f"{min(rows[-1]):g}")
     if not rows or any(len(r) != len(rows) for r in rows):
         raise TlopError(f"{path}: the latency matrix must be square (one row of N numbers per line, N lines)")
     return np.array(rows)
@@ -166,7 +171,13 @@ def _matrix_problem(args, m):
     for a in range(C):
         for b in range(C):
             if a != b:
-                L[a, b] = np.nanmean(w[np.ix_(subnets[a], subnets[b])]) * 1e-6
+                between = w[np.ix_(subnets[a], subnets[b])]
+                if not np.isfinite(between).any():
+                    from tlop.analysis.gridcast.description import GridError
+
+                    raise GridError(f"{what}: no latency between subnet {a} and subnet {b} (every edge between "
+                                    f"them is missing); the inter-cluster problem needs one")
+                L[a, b] = np.mean(between[np.isfinite(between)]) * 1e-6
     T, chosen = intra_cluster_times([len(s) for s in subnets], m, prof)
     head = (f"{C} subnets of {what} (rho = {args.rho:g}); m = {args.m}; g(m) = {format_time(gm)} on every link "
             f"(pLogP of '{prof.name}'; 001 gives no inter-cluster gaps: --grid FILE gives each link its own); "
