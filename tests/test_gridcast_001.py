@@ -161,6 +161,8 @@ def test_cli_simulate_table_csv_and_plot(capsys, tmp_path):
 def test_cli_bad_input_is_a_clear_error(capsys, tmp_path):
     assert main(["grid-bcast", "simulate", "--clusters", "1..4"]) == 1
     assert "every cluster count must be at least 2" in capsys.readouterr().err
+    assert main(["grid-bcast", "simulate", "--clusters", "100000"]) == 1
+    assert "--clusters 100000: at most 1000 clusters" in capsys.readouterr().err
     bad = tmp_path / "m.txt"
     bad.write_text("0 1\n1 x\n")
     assert main(["grid-bcast", "cluster", "--matrix", str(bad)]) == 1
@@ -316,3 +318,18 @@ def test_cli_matrix_with_a_negative_or_missing_latency(tmp_path, capsys):
     bad.write_text("0 -\n- 0\n")
     assert main(["grid-bcast", "schedule", "--matrix", str(bad)]) == 1
     assert "no latency between subnet 0 and subnet 1" in capsys.readouterr().err
+
+
+def test_many_clusters_are_simulated_in_smaller_chunks():
+    """300 clusters: chunks of 27 runs (the memory bound), the same means as one run at a time
+    would give for the same problems (chunking only changes how the draws are grouped)."""
+    from tlop.analysis.gridcast import simulate as sim
+
+    done = []
+    means = sim.simulate([300], runs=30, seed=1, heuristics=("ECEF",), progress=done.append)
+    assert done == [27, 30]
+    rng = np.random.default_rng(1)
+    g, L, T = random_problems(rng, 27, 300)
+    first = makespans("ECEF", g, L, T)
+    g, L, T = random_problems(rng, 3, 300)
+    assert means["ECEF"][0] == pytest.approx((first.sum() + makespans("ECEF", g, L, T).sum()) / 30, rel=1e-12)

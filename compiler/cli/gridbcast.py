@@ -47,6 +47,11 @@ def parse_counts(text: str) -> list:
         raise TlopError(f"--clusters {text}: expected A..B, A..B:+STEP or a list A,B,C of integers") from None
     if not out or min(out) < 2:
         raise TlopError(f"--clusters {text}: every cluster count must be at least 2")
+    from tlop.analysis.gridcast.simulate import MAX_CLUSTERS
+
+    if max(out) > MAX_CLUSTERS:
+        raise TlopError(f"--clusters {text}: at most {MAX_CLUSTERS} clusters (each run holds several "
+                        f"C × C matrices)")
     return out
 
 
