@@ -274,3 +274,16 @@ def test_explain_shows_each_ranks_size(capsys):
     assert "counts=[1KiB, 2KiB, 3KiB, 4KiB]" in out
     assert "shm node 0: 1 transfer of 2KiB [1→0]" in out
     assert "1 transfer of 3KiB, 1 transfer of 4KiB [2→0, 3→0]" in out
+
+
+def test_best_gives_the_vector_to_the_algorithms_that_take_it(capsys):
+    from tlop.cli.main import main
+
+    counts = [1024, 2048, 1024, 1024, 1024, 1024, 1024, 65536]
+    assert main(["best", "taulop/gather", "P=8", "m=1KiB", "counts=" + ",".join(map(str, counts)),
+                 "--mapping", "sequential(4)", "--profile", "lusitania", "--json"]) == 0
+    (point,) = json.loads(capsys.readouterr().out)["points"]
+    want = GATHERV["taulop"].evaluate("lusitania", P=8, counts=counts, mapping="sequential(4)")
+    assert point["costs"]["gatherv"] == pytest.approx(want, rel=1e-12)
+    linear = tlop.load("taulop/gather")["linear"].evaluate("lusitania", P=8, m=1024.0, mapping="sequential(4)")
+    assert point["costs"]["linear"] == pytest.approx(linear, rel=1e-12)

@@ -424,6 +424,19 @@ def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
     return Grid(axes, limit)
 
 
+def _per_rank_arguments(raw: dict, params, ptypes: dict, program) -> dict:
+    """The per-rank arguments of ``raw`` (``counts=1KiB,2KiB,…``, ``counts=@sizes.json``, one
+    value), taken out of it and parsed: one vector for every point of a grid, never an axis."""
+    names = {p.name for p in params if p.per_rank is not None and p.name in raw}
+    if not names:
+        return {}
+    from tlop.backends.binding import parse_cli_value
+    from tlop.runtime.per_rank import parse_per_rank_text
+
+    return {k: parse_per_rank_text(k, raw.pop(k), lambda t, k=k: parse_cli_value(t, ptypes[k], k, program))
+            for k in sorted(names)}
+
+
 def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
     """The cost at every grid point; channel arguments are scalars, so each combination of
     channels is evaluated on its own."""
@@ -531,14 +544,7 @@ def _sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
-    # a per-rank argument (counts=1KiB,2KiB,…) is one vector for every point, never an axis
-    per_rank = {p.name: raw.pop(p.name) for p in h.params if p.per_rank is not None and p.name in raw}
-    if per_rank:
-        from tlop.runtime.per_rank import parse_per_rank_text
-        from tlop.backends.binding import parse_cli_value
-
-        per_rank = {k: parse_per_rank_text(k, v, lambda t, k=k: parse_cli_value(t, ptypes[k], k, m.program))
-                    for k, v in per_rank.items()}
+    per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
@@ -699,6 +705,7 @@ def _best(args) -> int:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
     program = candidates[0].module.program
+    per_rank = _per_rank_arguments(raw, [p for h in candidates for p in h.params], ptypes, program)
     grid = _grid(raw, ptypes, program, getattr(args, "max_points", None))
     names_, axes = grid.names, grid.axes
     runs: dict = {}    # candidate index -> (engine, run), compiled at its first admissible point
@@ -722,7 +729,9 @@ def _best(args) -> int:
                 if i not in runs:
                     runs[i] = _engine(args, h, prof)
                 used[0] = max(used[0], i)
-                costs[i, ok] = _evaluate_columns(runs[i][1], h, {k: v[ok] for k, v in own.items()}, ptypes)
+                vectors = {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
+                costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
+                                                 ptypes)
             costs[np.isnan(costs)] = np.inf
             best = np.argmin(costs, axis=0)
             best_cost = costs[best, np.arange(n)]
