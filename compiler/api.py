@@ -214,7 +214,8 @@ class AlgorithmHandle:
 
         from tlop.backends.binding import binder_for, broadcast_shape
 
-        arrays = {k: v for k, v in args.items() if not isinstance(v, str) and np.ndim(v)}
+        per_rank = {p.name for p in self.ir.params if p.per_rank is not None}  # one vector, never an axis
+        arrays = {k: v for k, v in args.items() if not isinstance(v, str) and k not in per_rank and np.ndim(v)}
         if not arrays:  # one point: its cost, or NaN when its arguments are refused
             if not binder_for(self.module.program, self.ir).valid_mask(args):
                 return math.nan

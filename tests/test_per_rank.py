@@ -287,3 +287,12 @@ def test_best_gives_the_vector_to_the_algorithms_that_take_it(capsys):
     assert point["costs"]["gatherv"] == pytest.approx(want, rel=1e-12)
     linear = tlop.load("taulop/gather")["linear"].evaluate("lusitania", P=8, m=1024.0, mapping="sequential(4)")
     assert point["costs"]["linear"] == pytest.approx(linear, rel=1e-12)
+
+
+def test_invalid_nan_keeps_the_vector_whole():
+    g = GATHERV["taulop"]
+    counts = [1024.0, 2048.0, 3072.0, 4096.0]
+    want = g.evaluate("lusitania", P=4, counts=counts, mapping="sequential(2)")
+    assert g.evaluate("lusitania", P=4, counts=counts, mapping="sequential(2)", invalid="nan") == want
+    got = g.evaluate("lusitania", P=np.array([4.0, 0.0, 4.0]), counts=counts, mapping="sequential(2)", invalid="nan")
+    assert got[0] == got[2] == want and math.isnan(got[1])
