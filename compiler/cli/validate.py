@@ -102,7 +102,7 @@ def _forcing(key: str, family: str):
         if lib is None or family not in FORCED or coll not in FORCED[family]:
             continue
         var = FORCED[family][coll][0]
-        if family == "mpich" and lib.mpich:
+        if family == "mpich" and lib.mpich and not lib.mpich_params:  # a tree needs parameters per P, s
             return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}, lib
         if family == "openmpi" and lib.openmpi:
             return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib
