@@ -40,6 +40,9 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     recs = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
     assert len(recs) == 8 and all(len(r["samples"]) == r["stats"]["n"] >= 5 for r in recs)
     assert sum(r["key"].endswith(":library") for r in recs) == 4
+    # each library run was timed over the same moments as its schedule: alternating batches, as many samples
+    n = {r["key"]: r["stats"]["n"] for r in recs}
+    assert all(n[k] == n[k[:-len(":library")]] for k in n if k.endswith(":library"))
     html = (out / "report.html").read_text()
     assert html.count("<svg") == 2 and "µ̄ = " in html
     for name in ("predicted_vs_measured", "mu_heatmap"):
