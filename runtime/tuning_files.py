@@ -16,6 +16,8 @@ message size at most the actual one), :func:`mpich_json` the MPICH file (read wi
 ``avg_msg_size<=m`` / ``total_msg_size<=m`` nodes with an ``algorithm=…`` leaf).  The message
 size each library compares is the one it computes: Open MPI uses the whole broadcast buffer and,
 for allgather and all-to-all, the block times the communicator size; :func:`library_size` gives it.
+:func:`mpich_forcing` gives the CVARs that force one MPICH algorithm instead (``tlop validate
+--library``).
 
 What it does not do: choose the algorithms (:mod:`tlop.cli.tune`) or run MPI.
 """
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rules", "mpich_json", "mpich_leaf",
-           "library_size",
+           "mpich_forcing", "library_size",
            "mpich_default_selection",
            "COLLECTIVES"]
 
@@ -168,6 +170,31 @@ def mpich_leaf(collective: str, rule: Rule) -> dict:
     a = LIBRARY_ALGORITHMS[collective][rule.algorithm]
     params = [p.format(flat=max(rule.P - 1, 1), s=rule.segment) for p in a.mpich_params]
     return {f"algorithm={a.mpich}": {p: {} for p in params}}
+
+
+#: the CVARs that set a tree broadcast's parameters when its algorithm is forced by CVAR
+#: (``MPIR_CVAR_BCAST_INTRA_ALGORITHM=tree``) rather than chosen by a selection file
+_MPICH_TREE_CVARS = {"tree_type": "MPIR_CVAR_BCAST_TREE_TYPE", "k": "MPIR_CVAR_BCAST_TREE_KVAL",
+                     "is_non_blocking": "MPIR_CVAR_BCAST_IS_NON_BLOCKING"}
+
+
+def mpich_forcing(collective: str, algorithm: str, P: int) -> Optional[dict]:
+    """The MPICH CVARs that make MPICH run ``algorithm`` ("module:algorithm") on P ranks —
+    ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` and, for a tree broadcast, its tree — or None when
+    MPICH has no such algorithm or it takes a parameter per message size (the pipelined tree's
+    segment, which only a selection file sets per size)."""
+    a = LIBRARY_ALGORITHMS[collective].get(algorithm)
+    if a is None or a.mpich is None:
+        return None
+    env = {f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM": a.mpich.split("_intra_", 1)[1]}
+    for p in a.mpich_params:
+        name, value = p.split("=", 1)
+        if name.startswith("topo_"):
+            continue  # only topology-aware trees read them
+        if name not in _MPICH_TREE_CVARS:
+            return None
+        env[_MPICH_TREE_CVARS[name]] = value.format(flat=max(P - 1, 1))
+    return env
 
 
 def mpich_json(collective: str, rules: list, base: Optional[dict] = None) -> str:

@@ -78,13 +78,15 @@ def received(log: str, coll: str) -> list:
     return out
 
 
-def observed(tmp_path, coll, m, selection=None, P=4):
-    """{(src, dst): (bytes, messages)} of the collective, as MPICH's transport logged it."""
+def observed(tmp_path, coll, m, selection=None, P=4, forcing=None):
+    """{(src, dst): (bytes, messages)} of the collective, as MPICH's transport logged it; with
+    ``selection`` (a JSON selection file) or ``forcing`` (CVARs)."""
     script = tmp_path / "traced.py"
     script.write_text(COLL)
-    out = tmp_path / f"trace-{coll}-{m}-{selection.stem if selection else 'default'}"
+    tag = selection.stem if selection else "-".join(f"{v}" for v in (forcing or {}).values()) or "default"
+    out = tmp_path / f"trace-{coll}-{m}-{tag}"
     out.mkdir(exist_ok=True)
-    env = dict(os.environ, **TRACED)
+    env = dict(os.environ, **TRACED, **(forcing or {}))
     env.pop("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", None)
     if selection is not None:
         env["MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"] = str(selection)

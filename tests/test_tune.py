@@ -12,7 +12,7 @@ import tlop
 from tlop.cli.main import main
 from tlop.cli.tune import _candidates, select
 from tlop.runtime.profile import load_profile
-from tlop.runtime.tuning_files import Rule, mpich_json, mpich_leaf, openmpi_rules
+from tlop.runtime.tuning_files import Rule, mpich_forcing, mpich_json, mpich_leaf, openmpi_rules
 
 
 def test_selection_is_the_cheapest_candidate_with_the_best_segment():
@@ -95,3 +95,13 @@ def test_tune_refusals(capsys, argv, message):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_mpich_forcing_names_the_algorithm_and_its_tree():
+    assert mpich_forcing("allgather", "taulop/allgather:ring", 4) == {"MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": "ring"}
+    assert mpich_forcing("bcast", "taulop/bcast:linear", 6) == {
+        "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "tree", "MPIR_CVAR_BCAST_TREE_TYPE": "kary",
+        "MPIR_CVAR_BCAST_TREE_KVAL": "5", "MPIR_CVAR_BCAST_IS_NON_BLOCKING": "1"}
+    # the pipelined tree's segment is per message size: only a selection file sets it
+    assert mpich_forcing("bcast", "plogp/bcast:chain_segmented", 4) is None
+    assert mpich_forcing("bcast", "taulop/bcast:binomial_openmpi", 4) is None  # not an MPICH algorithm

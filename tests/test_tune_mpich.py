@@ -20,7 +20,7 @@ import pytest
 from _mpich_helpers import binomial, chain, flat, mpich, observed, recursive_doubling, ring  # noqa: F401
 from tlop.cli.main import main
 from tlop.runtime.measure.launch import find_mpiexec
-from tlop.runtime.tuning_files import Rule, mpich_json
+from tlop.runtime.tuning_files import Rule, mpich_forcing, mpich_json
 
 pytestmark = pytest.mark.mpi
 pytest.importorskip("mpi4py")
@@ -95,3 +95,13 @@ def test_tuned_allgather_selection_chooses_ring_or_recursive_doubling_by_size(mp
     assert observed(tmp_path, "allgather", 16384, mixed) == recursive_doubling(16384)
     assert observed(tmp_path, "allgather", 65536, mixed) == ring(65536)
     assert observed(tmp_path, "allgather", 65536) == recursive_doubling(65536)  # the default, without the file
+
+
+def test_the_cvars_that_force_a_tree_broadcast_run_that_tree(mpich, tmp_path):
+    """What ``tlop validate --library`` forces for the linear and chain broadcasts, MPICH runs."""
+    flat_env = mpich_forcing("bcast", "taulop/bcast:linear", 4)
+    assert flat_env["MPIR_CVAR_BCAST_TREE_KVAL"] == "3"
+    fallback = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    assert observed(tmp_path, "bcast", 4096, forcing={**fallback, **flat_env}) == flat(4096)
+    chain_env = mpich_forcing("bcast", "plogp/bcast:chain", 4)
+    assert observed(tmp_path, "bcast", 4096, forcing={**fallback, **chain_env}) == chain(4096)

@@ -80,3 +80,13 @@ def test_interrupted_validate_keeps_its_samples(tmp_path):
     assert "run the same command with --resume" in rest
     kept = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
     assert 1 <= len(kept) < 6
+
+
+def test_library_linear_broadcast_is_mpich_flat_tree(tmp_path, capsys):
+    """taulop/bcast:linear against MPICH's tree broadcast forced to the flat tree (k = P − 1)."""
+    out = tmp_path / "v"
+    assert main(["validate", "taulop/bcast:linear", "P=3", "m=1KiB", "--profile", "metropolis", "--out", str(out),
+                 "--library", *FAST]) == 0
+    capsys.readouterr()
+    (row,) = list(csv.DictReader(open(out / "validation.csv")))
+    assert row["library_forced"] == "bcast tree (kary, k=2)" and float(row["library_median_s"]) > 0

@@ -94,21 +94,26 @@ def _targets_and_ranges(items):
     return targets, {**DEFAULT_RANGES, **ranges}
 
 
-def _forcing(key: str, family: str):
-    """(collective, environment, library algorithm) that makes the MPI library run the algorithm
-    schedule ``key`` ("module:algorithm") is, or None when it has none."""
+def _forcing(key: str, family: str, P: int):
+    """(collective, environment, library algorithm, label) that makes the MPI library run the
+    algorithm schedule ``key`` ("module:algorithm") is on P ranks, or None when it has none."""
     from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
-    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS
+    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS, mpich_forcing
 
     for coll, table in LIBRARY_ALGORITHMS.items():
         lib = table.get(key)
         if lib is None or family not in FORCED or coll not in FORCED[family]:
             continue
         var = FORCED[family][coll][0]
-        if family == "mpich" and lib.mpich and not lib.mpich_params:  # a tree needs parameters per P, s
-            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}, lib
+        if family == "mpich" and lib.mpich:
+            env = mpich_forcing(coll, key, P)
+            if env is None:
+                continue
+            tree = env.get("MPIR_CVAR_BCAST_TREE_TYPE")
+            label = f"{coll} {env[var]}" + (f" ({tree}, k={env['MPIR_CVAR_BCAST_TREE_KVAL']})" if tree else "")
+            return coll, {**FORCED_COMMON["mpich"], **env}, lib, label
         if family == "openmpi" and lib.openmpi:
-            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib
+            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib, f"{coll} {lib.openmpi_name}"
     return None
 
 
@@ -152,12 +157,11 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                 cells.append(cell)
                 job = {"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
                        "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)}, "plan": plan.as_json()}
-                forced = _forcing(f"{_module_key(f)}:{a}", family) if getattr(args, "library", False) else None
+                forced = _forcing(f"{_module_key(f)}:{a}", family, P) if getattr(args, "library", False) else None
                 if forced is not None and not (forced[2].pow2 and P & (P - 1)):
                     # the library's collective is timed over the same moments as the schedule, in the
                     # launch that forces its algorithm (which leaves point-to-point alone)
-                    coll, env, _ = forced
-                    cell.forced = f"{coll} {next(v for k, v in env.items() if k.endswith('ALGORITHM') or k.endswith('_algorithm'))}"
+                    coll, env, _, cell.forced = forced
                     job["paired"] = {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B",
                                      "channel": mode,
                                      "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
