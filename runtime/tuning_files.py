@@ -56,7 +56,9 @@ class LibraryAlgorithm:
 #: tree (the root's P − 1 non-blocking sends: Open MPI's basic_linear); the pipelined tree sends
 #: ``chunk_size`` segments, each forwarded as it arrives (the segmented chain); ``knomial_1`` with
 #: k = 2 is a binomial tree.  MPICH reads only the parameters given (the container is not zeroed),
-#: so every one is written; the ``topo_*`` ones matter only for topology-aware trees.
+#: so every one is written; the ``topo_*`` ones matter only for topology-aware trees.  A flat tree
+#: written for P ranks has k = P − 1, flat on every communicator the rule covers up to P; one larger
+#: than the largest P tuned falls into the last rule and gets a k-ary tree of that k.
 _TREE = "MPIR_Bcast_intra_tree"
 _PIPELINED = "MPIR_Bcast_intra_pipelined_tree"
 _TOPO = ("topo_overhead=0", "topo_diff_groups=0", "topo_diff_switches=0", "topo_same_switches=0")
