@@ -2,8 +2,9 @@
 
 What it does: prints each rank's node, kind, cores and rectangle (``--config NAME`` with
 ``--partition NAME``, or ``--layout FILE --partition FILE``); with ``--generate N`` computes the
-partition from the layout's speeds (:mod:`tlop.runtime.partition`: column-based, or ``--slab``) and
-writes it with ``--out FILE``; ``--plot FILE`` draws it (:mod:`tlop.cli.plot_partition`).
+partition from the layout's speeds (:mod:`tlop.runtime.partition`: column-based, or ``--slab``),
+or with ``--speeds FILE`` from speed functions (:mod:`tlop.runtime.speedfunc`: the processes finish
+at the same time), and writes it with ``--out FILE``; ``--plot FILE`` draws it (:mod:`tlop.cli.plot_partition`).
 
 What it does not do: price anything (``tlop eval kernels/summa …``).
 """
@@ -28,6 +29,10 @@ def add_arguments(p) -> None:
     p.add_argument("--core-speed", action="append", default=[], metavar="TYPE=SPEED",
                    help="with --generate: relative speed of one core of a node type (default 1)")
     p.add_argument("--gpu-speed", type=float, default=1.0, help="with --generate: relative speed of a GPU process")
+    p.add_argument("--speeds", metavar="FILE|NAME",
+                   help="with --generate: speed functions (problem size -> speed per process type, a "
+                        "\"tlop_speeds\" file or a bundled one, e.g. fermi-summa) instead of constant speeds: "
+                        "the partition in which every process finishes at the same time")
     p.add_argument("--out", metavar="FILE", help="write the partition as a partition file")
     p.add_argument("--plot", metavar="FILE", help="draw the partition coloured by node (.svg, .png, .pdf)")
 
@@ -48,8 +53,16 @@ def run(args) -> int:
                 speeds[t] = float(v)
             except ValueError:
                 raise TlopError(f"--core-speed {item}: expected TYPE=SPEED, e.g. fermi8=0.9") from None
-        make = slab_partition if args.slab else column_partition
-        part = make(speeds_of(cfg, speeds, args.gpu_speed), args.generate, kernel=args.kernel)
+        if args.speeds:
+            if speeds or args.gpu_speed != 1.0:
+                raise TlopError("--speeds gives every process's speed; leave out --core-speed and --gpu-speed")
+            from tlop.runtime.speedfunc import fpm_partition, read_speeds_file
+
+            part = fpm_partition(cfg, read_speeds_file(args.speeds), args.generate, slab=args.slab,
+                                 kernel=args.kernel)
+        else:
+            make = slab_partition if args.slab else column_partition
+            part = make(speeds_of(cfg, speeds, args.gpu_speed), args.generate, kernel=args.kernel)
         cfg = cfg.with_partition(part)
     elif cfg.partition is None:
         if len(cfg.partitions) == 1:
