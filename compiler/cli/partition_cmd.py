@@ -35,11 +35,16 @@ def add_arguments(p) -> None:
                         "the partition in which every process finishes at the same time")
     p.add_argument("--out", metavar="FILE", help="write the partition as a partition file")
     p.add_argument("--plot", metavar="FILE", help="draw the partition coloured by node (.svg, .png, .pdf)")
+    p.add_argument("--plot-speeds", metavar="FILE",
+                   help="with --speeds: draw the speed functions and each rank's computation time on its "
+                        "rectangle (.svg, .png, .pdf)")
 
 
 def run(args) -> int:
     from tlop.runtime.configs import configuration, partition_json
 
+    if args.plot_speeds and not args.speeds:
+        raise TlopError("--plot-speeds draws the speed functions of --speeds FILE; give it")
     cfg = configuration(args.config, args.layout, None if args.generate else args.partition)
     if cfg is None:
         raise TlopError("give a configuration: --config NAME, or --layout FILE (with --partition FILE or --generate N)")
@@ -84,7 +89,7 @@ def run(args) -> int:
               f"{part.w[r]:>5} {part.h[r]:>5} {part.w[r] * part.h[r]:>7}")
     if args.out:
         print(f"wrote {args.out}")
-    if args.plot:
+    if args.plot or args.plot_speeds:
         from tlop.cli.plot_stages import have_matplotlib
 
         if not have_matplotlib():
@@ -93,8 +98,15 @@ def run(args) -> int:
             print_error(TlopError("tlop partition --plot needs matplotlib, which is not installed; install it with "
                                   "pip install 'tlop[plot]'"))
             return 2
+    if args.plot:
         from tlop.cli.plot_partition import write_plot
 
         write_plot(cfg, args.plot)
         print(f"wrote {args.plot}")
+    if args.plot_speeds:
+        from tlop.cli.plot_speeds import write_plot as write_speeds
+        from tlop.runtime.speedfunc import read_speeds_file
+
+        write_speeds(cfg, read_speeds_file(args.speeds), args.plot_speeds)
+        print(f"wrote {args.plot_speeds}")
     return 0
