@@ -62,3 +62,21 @@ def test_errors(capsys):
     assert "M99" in capsys.readouterr().err
     assert main(["sweep", "kernels/summa", "summa_banded", "b=8KiB", "--config", "M1,M2", "--plot", "x.svg"]) == 1
     assert "--plot" in capsys.readouterr().err
+
+
+def test_the_docs_show_what_the_commands_print(capsys):
+    """The sweep table and the speed-function example of docs/configurations.rst are current."""
+    import json
+
+    from tlop.runtime.speedfunc import read_speeds_file, speeds_from_text
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "configurations.rst").read_text()
+    assert main(["sweep", "kernels/summa", "summa_banded", "N=128,256", "b=8KiB", "--config", "M14..M16"]) == 0
+    out = capsys.readouterr().out
+    assert "\n".join("    " + line for line in out.splitlines()) in doc
+    block = doc.split(".. code-block:: json", 2)[2].split("\n\n", 2)[1]
+    shown = speeds_from_text(block)
+    shipped = {tuple(sorted(m.items())): f for m, f in read_speeds_file("fermi-summa").entries}
+    for match, fn in shown.entries:
+        assert shipped[tuple(sorted(match.items()))].speed == fn.speed
+    assert json.loads(block)["tlop_speeds"] == 1
