@@ -54,7 +54,7 @@ def config_names(spec: str) -> list:
 def run(args) -> int:
     from tlop.cli import format as fmt
     from tlop.cli import main as cli
-    from tlop.runtime.configs import configuration
+    from tlop.runtime.configs import ConfigError, configuration
 
     if getattr(args, "plot", None) or getattr(args, "distributed", False):
         raise TlopError("a sweep over configurations prints rows (or --csv, --json); --plot and --distributed "
@@ -90,7 +90,7 @@ def run(args) -> int:
                 part = getattr(cfg, "partition", None)
                 if selector and (part is None or part.N != N):
                     have = ", ".join(f"{n} (N={p.N})" for n, p in base.partitions) or "none"
-                    raise TlopError(f"{cfg.name or name}: no partition of N={N} for {h.name} (partitions: {have})")
+                    raise ConfigError(f"{cfg.name or name}: no partition of N={N} for {h.name} (partitions: {have})")
                 point = dict(raw)
                 if own_P:
                     point["P"] = str(cfg.P)
