@@ -188,7 +188,7 @@ class AlgorithmHandle:
         if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
             from tlop.runtime.hloggp import for_mapping
 
-            profile = for_mapping(profile, mapping)
+            profile = for_mapping(profile, mapping, self.module.program)
         if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
             ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
             if ev is not None:
@@ -245,7 +245,8 @@ class AlgorithmHandle:
 
         from tlop.runtime.hloggp import for_mapping
 
-        return evaluate_grid(self, as_profile(for_mapping(profile, mapping)), mapping, invalid, axes)
+        profile = for_mapping(profile, mapping, self.module.program)
+        return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
@@ -257,8 +258,8 @@ class AlgorithmHandle:
 
         from tlop.runtime.hloggp import for_mapping
 
-        return compile_algorithm(self.module.program, self.name, as_profile(for_mapping(profile, mapping)),
-                                 mapping=mapping, **options)
+        profile = for_mapping(profile, mapping, self.module.program)
+        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)

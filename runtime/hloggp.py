@@ -118,15 +118,17 @@ _LOCK = threading.Lock()
 _CACHE_SIZE = 64
 
 
-def for_mapping(profile, mapping):
+def for_mapping(profile, mapping, program=None):
     """``profile`` with the HLogGP tables of ``mapping``'s node types when ``mapping`` is a
-    configuration (:class:`tlop.runtime.configs.Configuration`) and the profile has an
-    ``hloggp`` section; otherwise ``profile`` unchanged (then the HLogGP kernels say the tables
-    are missing)."""
+    configuration (:class:`tlop.runtime.configs.Configuration`), the profile has an ``hloggp``
+    section and ``program`` (an IR program; None: any) declares those tables; otherwise
+    ``profile`` unchanged (then the HLogGP kernels say the tables are missing)."""
     from tlop.runtime.configs import Configuration
 
     if not isinstance(mapping, Configuration):
         return profile
+    if program is not None and not any(t in program.tables for t in TABLES.values()):
+        return profile  # a model that does not read them: nothing to key (nor to complain about)
     from tlop.runtime.profile import as_profile
 
     prof = as_profile(profile)

@@ -165,3 +165,15 @@ def test_section_round_trips_and_changes_the_fingerprint():
     assert prof.fingerprint() != other.fingerprint()
     with pytest.raises(ProfileError, match="hloggp.pairs: expected a non-empty list"):
         profile_from_dict({"tlop_profile": 1, "name": "x", "hloggp": {"pairs": []}})
+
+
+def test_models_without_the_tables_are_not_keyed():
+    """A profile with an hloggp section prices other models as before, on any layout: only a
+    program declaring the HLogGP tables has them keyed (and can miss a pair)."""
+    prof = _profile([GOOD])  # types a, b: not fig8's (which has none) nor M3's
+    cfg = load_config("M3").select_partition("summa", 128)
+    summa = tlop.load("kernels/summa")
+    assert for_mapping(prof, cfg, summa.program) is prof
+    with pytest.raises(ProfileError, match="no HLogGP parameters"):
+        for_mapping(prof, cfg, KERNELS.program)
+    assert for_mapping(prof, tlop.sequential(4), KERNELS.program) is prof

@@ -125,7 +125,7 @@ def _engine(args, handle, profile, points: int = 2, mapping=None):
     if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
         from tlop.runtime.hloggp import for_mapping
 
-        profile = for_mapping(profile, mapping)
+        profile = for_mapping(profile, mapping, handle.module.program)
     engine = getattr(args, "engine", "auto")
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
