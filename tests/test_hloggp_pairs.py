@@ -177,3 +177,12 @@ def test_models_without_the_tables_are_not_keyed():
     with pytest.raises(ProfileError, match="no HLogGP parameters"):
         for_mapping(prof, cfg, KERNELS.program)
     assert for_mapping(prof, tlop.sequential(4), KERNELS.program) is prof
+
+
+def test_profiles_command_shows_the_pairs(capsys):
+    assert main(["profiles", "examples/fermi-hloggp"]) == 0
+    out = capsys.readouterr().out
+    assert "hloggp:    6 pairs of node types (fermi12, fermi8)" in out
+    assert "fermi8 -> fermi12 (net): L 1.710 µs, o_s 944.0 ns, o_r 847.0 ns, G 3.16e-10 s/B" in out
+    assert main(["profiles", "examples/fermi-hloggp", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["hloggp"]["pairs"]) == 6
