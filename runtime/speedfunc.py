@@ -41,7 +41,7 @@ import numpy as np
 
 from tlop.runtime.configs import ConfigError, Configuration, Partition, _describe, _Doc, _read_text
 
-__all__ = ["SpeedFunction", "SpeedFunctions", "read_speeds_file", "speeds_from_text", "constant_speeds",
+__all__ = ["SpeedFunction", "SpeedFunctions", "read_speeds_file", "bundled_speeds", "speeds_from_text", "constant_speeds",
            "balanced_sizes", "fpm_partition", "speeds_json"]
 
 _TOP_KEYS = ("tlop_speeds", "name", "description", "provenance", "size_unit", "speed_unit", "functions")
@@ -219,10 +219,23 @@ def read_speeds_file(path: Union[str, Path]) -> SpeedFunctions:
     (``fermi-summa``: ``stdlib/speeds/NAME.json``)."""
     p = Path(path)
     if not p.is_file():
-        bundled = Path(__file__).resolve().parent.parent / "stdlib" / "speeds" / f"{path}.json"
-        if bundled.is_file():
-            p = bundled
+        known = bundled_speeds()
+        if str(path) in known:
+            p = known[str(path)]
+        elif not p.exists() and p.suffix != ".json":
+            raise ConfigError(f"--speeds {path}: no bundled speed functions or file of that name (bundled: "
+                              f"{', '.join(known) or 'none'})")
     return speeds_from_text(_read_text(p, "speed-function"), str(path))
+
+
+def bundled_speeds() -> dict:
+    """Name -> path of the bundled speed-function files (``stdlib/speeds/*.json``)."""
+    d = Path(__file__).resolve().parent.parent / "stdlib" / "speeds"
+    if not d.is_dir():
+        from importlib import resources
+
+        d = Path(str(resources.files("tlop.stdlib") / "speeds"))
+    return {q.stem: q for q in sorted(d.glob("*.json"))} if d.is_dir() else {}
 
 
 def constant_speeds(speeds: dict) -> SpeedFunctions:
@@ -270,9 +283,14 @@ def balanced_sizes(functions: Sequence[SpeedFunction], total: float, tol: float 
             hi = mid
         if hi - lo <= tol * hi:
             break
-    t = 0.5 * (lo + hi)
-    d = sizes(t)
-    return d * (total / d.sum()), t
+    # the balance lies between lo and hi: each size between its sizes at lo and at hi, where the
+    # sums bracket the total; interpolating them by one factor keeps every time within [lo, hi]
+    # (rescaling all the sizes instead would move the time of a process whose time is nearly
+    # flat in its size — a speed nearly proportional to the size — far more than hi − lo)
+    d_lo, d_hi = sizes(lo), sizes(hi)
+    s_lo, s_hi = d_lo.sum(), d_hi.sum()
+    lam = 0.5 if s_hi <= s_lo else min(max((total - s_lo) / (s_hi - s_lo), 0.0), 1.0)
+    return d_lo + lam * (d_hi - d_lo), lo + lam * (hi - lo)
 
 
 def fpm_partition(cfg: Configuration, fns: Union[SpeedFunctions, Sequence[SpeedFunction]], N: int,
