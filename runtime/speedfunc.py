@@ -138,9 +138,13 @@ class SpeedFunctions:
 def _number(doc: _Doc, v, path, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         doc.fail(path, f"expected {what}, got {_describe(v)}")
-    x = float(v)
+    try:
+        x = float(v)
+    except OverflowError:  # an integer beyond the largest double
+        x = float("inf")
     if not np.isfinite(x) or x <= 0:
-        doc.fail(path, f"expected {what} > 0, got {v!r}")
+        shown = repr(v) if len(repr(v)) <= 40 else f"an integer of {len(str(abs(v)))} digits"
+        doc.fail(path, f"expected {what} > 0, got {shown}")
     return x
 
 

@@ -158,6 +158,9 @@ BASE = {"tlop_speeds": 1, "name": "t", "functions": [
     (lambda d: d.update(tlop_speeds=2), "2", "tlop_speeds: expected 1"),
     (lambda d: d.pop("functions"), "{", "missing the field 'functions'"),
     (lambda d: d["functions"][0].update(cores=0), "0", "functions[0].cores: expected a number of cores between 1"),
+    (lambda d: d["functions"][0]["size"].__setitem__(0, 10 ** 400), "1000", "functions[0].size[0]: expected a problem "
+     "size > 0, got an integer of 401 digits"),
+    (lambda d: d["functions"][1]["speed"].__setitem__(0, float("nan")), "NaN", "functions[1].speed[0]: expected a speed > 0"),
 ])
 def test_errors_name_the_field_and_its_position(tmp_path, change, token, message):
     data = json.loads(json.dumps(BASE))
