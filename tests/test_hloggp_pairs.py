@@ -186,3 +186,28 @@ def test_profiles_command_shows_the_pairs(capsys):
     assert "fermi8 -> fermi12 (net): L 1.710 µs, o_s 944.0 ns, o_r 847.0 ns, G 3.16e-10 s/B" in out
     assert main(["profiles", "examples/fermi-hloggp", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["hloggp"]["pairs"]) == 6
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 30), st.recursive(st.none() | st.booleans() | st.integers(-5, 10 ** 400)
+                                        | st.floats(allow_nan=True) | st.text(max_size=5),
+                                        lambda kids: st.lists(kids, max_size=3)
+                                        | st.dictionaries(st.text(max_size=5), kids, max_size=3), max_leaves=8))
+def test_any_mangled_section_is_a_profile_error(which, value):
+    """Replacing any value of a valid section by any JSON value gives a profile or a
+    ProfileError, never another exception."""
+    data = {"pairs": [dict(GOOD), dict(GOOD, to="a", **{"from": "b"})], "description": "d"}
+    slots = []
+
+    def walk(node):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            slots.append((node, k))
+            walk(v)
+    walk(data)
+    node, key = slots[which % len(slots)]
+    node[key] = value
+    try:
+        profile_from_dict({"tlop_profile": 1, "name": "x", "hloggp": data})
+    except ProfileError as err:
+        assert err.diagnostics[0].message.startswith("x") or "hloggp" in str(err)

@@ -220,3 +220,30 @@ def test_figure_shows_the_functions_and_the_balanced_times(tmp_path):
     assert main(["partition", "--config", "M4", "--partition", "summa-128", "--speeds", "fermi-summa",
                  "--plot-speeds", str(out)]) == 0
     assert out.read_text().startswith("<?xml")
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-10, 10 ** 30) | st.floats(allow_nan=True)
+                    | st.text(max_size=5), lambda kids: st.lists(kids, max_size=3)
+                    | st.dictionaries(st.text(max_size=5), kids, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 40), JSON)
+def test_any_mangled_file_is_a_config_error(which, value):
+    """Replacing any value of a valid file by any JSON value gives a speed-function set or a
+    ConfigError (a message with the field), never another exception."""
+    data = json.loads(json.dumps(BASE))
+    slots = []
+
+    def walk(node):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            slots.append((node, k))
+            walk(v)
+    walk(data)
+    node, key = slots[which % len(slots)]
+    node[key] = value
+    try:
+        speeds_from_text(json.dumps(data))
+    except ConfigError as err:
+        assert err.diagnostics[0].message
