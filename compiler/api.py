@@ -148,6 +148,10 @@ class AlgorithmHandle:
         prof = as_profile(profile)
         req = self.requirements()
         names = set(prof.table_names())
+        if getattr(prof, "hloggp", None) is not None:  # its tables, keyed for a configuration when evaluated
+            from tlop.runtime.hloggp import TABLES
+
+            names |= set(TABLES.values())
         scalars = set(prof.scalar_names())
         program = self.module.program
         if not (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
@@ -181,6 +185,10 @@ class AlgorithmHandle:
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
         many times with scalar arguments on one profile and mapping is compiled and then
         answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
+            from tlop.runtime.hloggp import for_mapping
+
+            profile = for_mapping(profile, mapping, self.module.program)
         if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
             ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
             if ev is not None:
@@ -236,6 +244,9 @@ class AlgorithmHandle:
         (``invalid="raise"``: an error)."""
         from tlop.grid import evaluate_grid
 
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, self.module.program)
         return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
@@ -246,6 +257,9 @@ class AlgorithmHandle:
         :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, self.module.program)
         return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:

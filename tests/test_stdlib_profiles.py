@@ -48,6 +48,11 @@ def test_every_algorithm_applies_to_some_bundled_profile():
             needs_gamma = "gamma" in h.requirements()["tables"]
             assert all(h.applies_to(p) for p in taulop_profiles
                        if not needs_gamma or tlop.load_profile(p).has_table("gamma")), (mod, alg)
+        if mod == "kernels/hloggp":
+            # HLogGP per pair of node types: a profile's hloggp section (the shipped example)
+            assert h.applies_to(tlop.load_profile("examples/fermi-hloggp")), (mod, alg)
+            assert not any(h.applies_to(p) for p in PROFILES), (mod, alg)
+            continue
         if mod.startswith(("loggp/", "plogp/")) and "gamma" in h.requirements()["tables"]:
             # a LogGP/pLogP reduction: the measured localhost-example has the model's parameters
             # and its own machine's γ (tlop measure --bench gamma)

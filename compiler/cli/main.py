@@ -112,15 +112,20 @@ def _point(args, handle, items) -> dict:
     return point
 
 
-def _engine(args, handle, profile, points: int = 2):
+def _engine(args, handle, profile, points: int = 2, mapping=None):
     """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
     single point (``points == 1``: compiling, even from the on-disk cache, costs more than
     the one evaluation) and for algorithms the JIT does not compile (schedules), and the JIT
-    otherwise.  ``--mapping`` is applied to algorithms over a process mapping."""
+    otherwise.  ``--mapping`` is applied to algorithms over a process mapping (``mapping``, when
+    given, instead: a configuration of ``tlop sweep --config M1..M16``)."""
     from tlop import ir
     from tlop.backends.binding import bind_mapping
 
-    mapping = _mapping(args, handle)
+    mapping = _mapping(args, handle) if mapping is None else mapping
+    if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, handle.module.program)
     engine = getattr(args, "engine", "auto")
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
@@ -528,6 +533,10 @@ def _plot_wrote(args) -> None:
 
 
 def cmd_sweep(args) -> int:
+    if getattr(args, "config", None) or getattr(args, "layout", None):  # a sweep over configurations
+        from tlop.cli import config_sweep
+
+        return config_sweep.run(args)
     if not _plot_checked(args, "sweep"):
         return 2  # a missing optional dependency
     rc = _sweep(args)
