@@ -1001,6 +1001,10 @@ class CodeGen(ExprFunctor):
         raise NotCompilable("a configuration reference (partition.x[p]) is not compiled by the JIT yet; the "
                             "interpreter evaluates it", getattr(e, "span", None))
 
+    def gen_PerRankArg(self, e, env, conc):
+        raise NotCompilable(f"a per-rank argument ({e.name}[…]) is not compiled by the JIT; the interpreter "
+                            "evaluates it", getattr(e, "span", None))
+
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known
         at compile time (specialised channel arguments, constants) folded away."""
