@@ -4,7 +4,9 @@ Prints one row per configuration (M1 … M16) and matrix size (N = 128, 256 bloc
 doubles, b = 8 KiB; the Wave2D halo of a block edge e = 32 doubles = 256 B): the τ-Lop cost of
 SUMMA (``kernels/summa summa_banded``, equal to ``summa``), its HLogGP cost (``summa_hloggp``), the
 τ-Lop cost of one Wave2D iteration (``kernels/wave2d wave2d_step``) and its HLogGP cost
-(``wave2d_hloggp``, T = 1); then the time of one evaluation of each SUMMA model in native code
+(``wave2d_hloggp``, T = 1), SUMMA priced by HLogGP with per-pair parameters (``kernels/hloggp
+summa_hloggp_pairs`` on the assumed example profile ``examples/fermi-hloggp``); then the time of
+one evaluation of each SUMMA model in native code
 (the JIT: configuration references are reads of the evaluator's data, ``tlop.backends.jit.configdata``;
 best of 5 loops) with its ratio to the issue's target (≤ 1 ms per evaluation, for SUMMA with
 N = 256 and P = 47; a ratio ≤ 1 meets it), and the baseline measured in the same run: the
@@ -20,7 +22,11 @@ The Fermi platform of the paper has no published τ-Lop tables: the costs are on
 profile (``--profile``, default metropolis), and the partitions come from assumed speeds
 (``tlop.runtime.fermi``).
 
-Run: ``python bench/bench_kernels.py [--profile NAME] [--only M1,M16] [--no-baseline]`` (a few
+The configurations are named as ``tlop sweep --config`` names them (``--only M1..M4,M16``:
+:func:`tlop.cli.config_sweep.config_names`); ``tlop sweep kernels/summa summa_banded N=128,256
+b=8KiB --config M1..M16`` prints the same costs without the timings.
+
+Run: ``python bench/bench_kernels.py [--profile NAME] [--only M1..M4,M16] [--no-baseline]`` (a few
 minutes, most of it the interpreter's baseline; ``nice -n 10`` on a shared machine).
 """
 
@@ -30,6 +36,7 @@ import argparse
 import time
 
 import tlop
+from tlop.cli.config_sweep import config_names
 from tlop.runtime.configs import load_config
 from tlop.runtime.fermi import TABLE1
 
@@ -65,22 +72,25 @@ def agree(a: float, b: float) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", default="metropolis")
-    ap.add_argument("--only", help="comma-separated configurations (default: all 16)")
+    ap.add_argument("--only", help="configurations, e.g. M1..M4,M16 (default: all 16)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the interpreter (no speed-up column)")
     args = ap.parse_args(argv)
     prof = tlop.load_profile(args.profile)
     summa = tlop.load("kernels/summa")
     wave = tlop.load("kernels/wave2d")
+    pairs = tlop.load("kernels/hloggp")
+    pairs_profile = tlop.load_profile("examples/fermi-hloggp")
     b, e = 8192.0, 256.0
-    names = args.only.split(",") if args.only else list(TABLE1)
+    names = config_names(args.only) if args.only else list(TABLE1)
     compiles: dict = {}
     wave_times = []
     worst = (0.0, "")
     print(f"profile {args.profile}; SUMMA b = 8KiB, Wave2D e = 256B (one iteration); native time per evaluation "
           f"(best of 5), target {TARGET * 1e3:g} ms; interpreter: one evaluation")
     print(f"{'config':>6} {'P':>3} {'N':>4} {'SUMMA τ-Lop':>12} {'SUMMA HLogGP':>13} {'W2D τ-Lop':>11} "
-          f"{'W2D HLogGP':>11} | {'jit τ-Lop':>10} {'/target':>7} {'jit HLogGP':>10} {'/target':>7} | "
-          f"{'interp τ-Lop':>12} {'interp HLogGP':>13} {'speed-up':>9}")
+          f"{'W2D HLogGP':>11} {'SUMMA pairs':>12} | {'jit τ-Lop':>10} {'/target':>7} {'jit HLogGP':>10} "
+          f"{'/target':>7} {'jit pairs':>9} | {'interp τ-Lop':>12} {'interp HLogGP':>13} {'interp pairs':>12} "
+          f"{'speed-up':>9}")
     for name in names:
         base = load_config(name)
         for N in (128, 256):
@@ -92,6 +102,10 @@ def main(argv=None) -> int:
                                   (wave, "wave2d_step", cw), (wave, "wave2d_hloggp", cw)):
                 ev[alg], dt = timed(lambda: mod[alg].compile(prof, mapping=cfg))
                 compiles.setdefault(alg, []).append((ev[alg].compile_stats.source, dt))
+            ev["pairs"], dt = timed(lambda: pairs["summa_hloggp_pairs"].compile(pairs_profile, mapping=cs))
+            compiles.setdefault("summa_hloggp_pairs", []).append((ev["pairs"].compile_stats.source, dt))
+            p_sum = ev["pairs"](P=P, b=b)
+            jp = per_call(lambda: ev["pairs"](P=P, b=b))
             t_sum = ev["summa_banded"](P=P, b=b)
             h_sum = ev["summa_hloggp"](P=P, b=b)
             t_w = ev["wave2d_step"](P=P, e=e)
@@ -102,15 +116,18 @@ def main(argv=None) -> int:
                                per_call(lambda: ev["wave2d_hloggp"](P=P, T=1, e=e))))
             worst = max(worst, (max(jt, jh), f"{name} N={N}"))
             row = (f"{name:>6} {P:>3} {N:>4} {t_sum * 1e3:>10.3f}ms {h_sum * 1e3:>11.3f}ms {t_w * 1e6:>9.2f}µs "
-                   f"{h_w * 1e6:>9.2f}µs | {jt * 1e6:>8.1f}µs {jt / TARGET:>7.3f} {jh * 1e6:>8.1f}µs {jh / TARGET:>7.3f} |")
+                   f"{h_w * 1e6:>9.2f}µs {p_sum * 1e3:>10.3f}ms | {jt * 1e6:>8.1f}µs {jt / TARGET:>7.3f} "
+                   f"{jh * 1e6:>8.1f}µs {jh / TARGET:>7.3f} {jp * 1e6:>7.1f}µs |")
             if not args.no_baseline:
                 it_, dti = timed(lambda: summa["summa_banded"].evaluate(prof, P=P, b=b, mapping=cs))
                 ih, dth = timed(lambda: summa["summa_hloggp"].evaluate(prof, P=P, b=b, mapping=cs))
                 iw = wave["wave2d_step"].evaluate(prof, P=P, e=e, mapping=cw)
                 ihw = wave["wave2d_hloggp"].evaluate(prof, P=P, T=1, e=e, mapping=cw)
-                for x, y in ((t_sum, it_), (h_sum, ih), (t_w, iw), (h_w, ihw)):
+                ip, dtp = timed(lambda: pairs["summa_hloggp_pairs"].evaluate(pairs_profile, P=P, b=b, mapping=cs))
+                for x, y in ((t_sum, it_), (h_sum, ih), (t_w, iw), (h_w, ihw), (p_sum, ip)):
                     agree(x, float(y))
-                row += f" {dti * 1e3:>10.0f}ms {dth * 1e3:>11.0f}ms {(dti + dth) / (jt + jh):>8.0f}x"
+                row += (f" {dti * 1e3:>10.0f}ms {dth * 1e3:>11.0f}ms {dtp * 1e3:>10.0f}ms "
+                        f"{(dti + dth + dtp) / (jt + jh + jp):>8.0f}x")
             print(row, flush=True)
 
     print(f"\nslowest native SUMMA evaluation: {worst[0] * 1e6:.1f} µs ({worst[1]}), {worst[0] / TARGET:.3f} of the "
