@@ -312,3 +312,23 @@ algorithm closed(P: int >= 2, m: bytes) = (P - 1) * T[shm](m)
     for _ in range(JIT_AFTER + 1):
         mod["closed"].evaluate(prof, P=8, m=1000.0)
     assert next(e for k, e in tier._entries.items() if k[0] == "closed")[2] is False
+
+
+def test_a_stage_with_more_members_than_are_recorded_agrees():
+    """Groups of several sizes and more than the 65,536 members the first enumeration records:
+    the first evaluation enumerates twice (nothing recorded yet), the next ones record, overflow
+    and enumerate twice too; a smaller stage of the same site then reduces what it recorded."""
+    from tlop.backends.jit import schedgen
+
+    mod = tlop.loads('''
+import "taulop/platform.tlop"
+algorithm mixed(P: int >= 1, m: bytes) over map: mapping =
+    stage { par p in 0 .. P - 1: send p -> (p + 1) % P : (p % 3 + 1) * m }
+''', "mixed.tlop")
+    alg = mod.program.algorithms["mixed"]
+    mapping = tlop.sequential(8)
+    ev = compile_algorithm(mod.program, "mixed", PROFILES["metropolis"], mapping=mapping)
+    big = schedgen._REC_CAP + 100
+    for P in (big, big, 64, big, 64):
+        args = {"P": float(P), "m": 1000.0}
+        _compare(mod.program, alg, ev, PROFILES["metropolis"], mapping, args)

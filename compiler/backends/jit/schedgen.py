@@ -25,10 +25,11 @@ the two agree to 1e-12, errors included):
    code, key) order.
 3. **Reduction.**  A group whose sends all have one size m costs ``W ‖ T^c(m)`` (W its weight
    sum; 0 when m = 0), with the last value per channel remembered (the ring's 1,024 groups need
-   two transmissions); a computation group costs the sum of its computations.  The enumeration
-   also records its first :data:`_REC_CAP` members (group, size, weight, order) in a buffer; if
-   some group has sends of different sizes, the members — those recorded, or, when the stage had
-   more, every member from a second run of the same enumeration code — are
+   two transmissions); a computation group costs the sum of its computations.  A stage that had
+   a group of several sizes the last time it ran (a byte per stage site in the module) also
+   records its first :data:`_REC_CAP` members (group, size, weight, order) in a buffer during the
+   enumeration; if some group has sends of different sizes, the members — those recorded, or,
+   when there were none or more, every member from a second run of the same enumeration code — are
    sorted by (group, size, order) and reduced by A2 exactly as the oracle does
    (:func:`tlop.ir.taulop.reduce_groups`: ``Σ_j (w_j + … + w_n) ‖ T^c(m_j − m_{j−1})``,
    increments ≤ 0 dropped).  A3 takes each phase's largest group; the stage costs the sum of
@@ -329,7 +330,12 @@ class StageGen:
         s.nonuni = self.var(I1, ir.Constant(I1, 0), "st_nonuni")
         s.result = self.var(F64, _ZERO, "st_result")
         s.runs_on = self.var(I1, ir.Constant(I1, 1), "st_runs_on")  # pass 1: accumulate runs
-        s.rec = self.var(I1, ir.Constant(I1, 1), "st_rec")  # record members (pass 1: up to _REC_CAP)
+        # record members in pass 1 (up to _REC_CAP) when this stage had groups of several sizes
+        # the last time it ran (a hint kept per stage in the module: stages of one size, the
+        # ring's, never pay for recording; either way the result is the same)
+        hint = self._mixed_hint()
+        s.rec = self.var(I1, b.icmp_unsigned("!=", b.load_atomic(hint, "monotonic", 1), ir.Constant(I8, 0)),
+                         "st_rec")
         again = self.var(I1, ir.Constant(I1, 0), "st_again")
         self._null_is_error(b.load(s.runs), s)
         self._null_is_error(b.load(s.mem), s)
@@ -351,12 +357,14 @@ class StageGen:
                 with b.if_then(b.not_(b.load(s.err))):
                     with b.if_then(b.icmp_signed(">", b.load(s.nruns), _c(0))):
                         self._reduce_runs(s)
+                        b.store_atomic(b.zext(b.load(s.nonuni), I8), hint, "monotonic", 1)
                         with b.if_then(b.and_(b.load(s.nonuni), b.not_(b.load(s.err)))):
                             # some group has several sizes: the oracle's reduction of every member
                             with b.if_else(b.load(s.rec)) as (complete, overflowed):
                                 with complete:
                                     self._reduce_members(s)
                                 with overflowed:  # enumerate again, recording every member
+                                    # (not recorded, or more than _REC_CAP members)
                                     b.store(ir.Constant(I1, 0), s.runs_on)
                                     b.store(ir.Constant(I1, 1), s.rec)
                                     b.store(_c(0), s.count)
@@ -375,6 +383,15 @@ class StageGen:
             cg.flag_error()
             b.store(_NAN, out)
         return b.load(out)
+
+    def _mixed_hint(self):
+        """A byte of this module per stage site: 1 when the stage's last evaluation had a group
+        of several sizes (read and written atomically: batches run on several threads)."""
+        self._sites = getattr(self, "_sites", 0) + 1
+        g = ir.GlobalVariable(self.module, I8, f"{self.cg.sym}_stage{self._sites}_mixed")
+        g.linkage = "internal"
+        g.initializer = ir.Constant(I8, 0)
+        return g
 
     def _null_is_error(self, ptr, s):
         b = self.b
