@@ -1069,7 +1069,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     """The argument parser; with ``chosen`` (a name of :data:`COMMANDS`) only that
     subcommand's parser is built (start-up: the others may import heavy modules)."""
     ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
-    ap.add_argument("--version", action="version", version=f"tlop {_version()}")
+    ap.add_argument("--version", action=_VersionAction)
     sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
     p = sub.add_parser("check", help="parse and check .tlop files (every .tlop file under a directory)")
@@ -1269,6 +1269,21 @@ def _run_measure(args) -> int:
     from tlop.runtime.measure import cli as measure_cli
 
     return measure_cli.run(args)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: tlop's version and which parser reads sources (the native parser's status
+    is only looked up when asked: it loads a library)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and the parser in use, and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from tlop.frontend import native
+
+        print(f"tlop {_version()}\n{native.status()}")
+        parser.exit()
 
 
 def _version() -> str:
