@@ -1309,6 +1309,10 @@ def _print_error(err: TlopError) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the program itself (not a caller's main([...])): it exits after the command
+        from tlop.frontend.limits import keep_loaded_objects
+
+        keep_loaded_objects()
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
     parser = build_parser(first if first in COMMANDS else None)

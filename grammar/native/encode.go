@@ -468,7 +468,12 @@ func (e *encoder) typeRef(ctx *tp.TypeRefContext) {
 // expr writes the AST of any expression rule's context and returns the AST node's span.
 func (e *encoder) expr(t antlr.Tree) span {
 	e.enter()
-	defer func() { e.depth-- }()
+	s := e.expr1(t)
+	e.depth-- // (a failure unwinds everything: no defer needed)
+	return s
+}
+
+func (e *encoder) expr1(t antlr.Tree) span {
 	p := e.p
 	switch c := t.(type) {
 	case *tp.LetExprContext:
@@ -710,9 +715,13 @@ func (e *encoder) expr(t antlr.Tree) span {
 // chain: a left-associative chain ``parts[0] op parts[1] …`` (the rule's rule children are
 // the operands, its token children the operators), as parse._Builder._chain
 func (e *encoder) chain(ctx antlr.ParserRuleContext) span {
+	children := ctx.GetChildren()
+	if len(children) == 1 { // one operand: most levels of the precedence ladder
+		return e.expr(children[0])
+	}
 	var parts []antlr.Tree
 	var ops []antlr.Token
-	for _, ch := range ctx.GetChildren() {
+	for _, ch := range children {
 		if tn, ok := ch.(antlr.TerminalNode); ok {
 			ops = append(ops, tn.GetSymbol())
 		} else {
@@ -787,7 +796,11 @@ func (e *encoder) loop(kind string, v antlr.Token, lo, hi, cond tp.IExprContext,
 
 func (e *encoder) item(t tp.IItemContext) {
 	e.enter()
-	defer func() { e.depth-- }()
+	e.item1(t)
+	e.depth--
+}
+
+func (e *encoder) item1(t tp.IItemContext) {
 	p := e.p
 	switch c := t.(type) {
 	case *tp.ParItemContext:

@@ -137,7 +137,7 @@ func parse(text string, maxChain, maxDepth, maxEstimate int) (code byte, body []
 	if flag.seen {
 		return fbSyntax, nil
 	}
-	enc := &encoder{p: newPickler(len(text) * 16), maxChain: maxChain, maxDepth: maxDepth}
+	enc := &encoder{p: newPickler(len(text) * 2), maxChain: maxChain, maxDepth: maxDepth}
 	enc.module(tree.(*tp.ProgramContext))
 	enc.p.stop()
 	return 0, enc.p.b
