@@ -108,6 +108,7 @@ def test_edge_cases(text):
     "channel a contention nope", "channel a sideways", "algorithm a() over x: mapper = 1",
     "config c { x: int[Q] }", "def s() = stage { send 0 -> 1 : 1B weigh 2 }", "def stage() = 1",
     "def f() = 1 " + "+ 1 " * 5000,                     # the chain limit: the reference's error
+    "def a() = 1\n) def b() = 2\n", "def a() = 1\ndef b( = 2\n", "/// doc only\n",
 ])
 def test_errors_go_to_the_reference(text):
     assert same(text) == "error"

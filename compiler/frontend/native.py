@@ -197,6 +197,12 @@ class _Unpickler(pickle.Unpickler):
 def parse(source: Source):
     """The module of ``source``, parsed natively; None when the reference parser must parse it
     (the library is not available, the text is not encodable, or the native parse stopped)."""
+    answer = native_answer(source)
+    return None if answer is None else decode(answer, source)
+
+
+def native_answer(source: Source) -> bytes | None:
+    """The library's answer for ``source`` (a pickled module after a zero byte), or None."""
     lib = _load()
     if lib is None:
         return None
@@ -211,10 +217,12 @@ def parse(source: Source):
             answer = ctypes.string_at(ptr, n.value)
         finally:
             lib.tlop_free(ptr)
-    if answer[:1] != b"\0":
-        return None
-    reader = _Unpickler(answer, source)
-    return reader.load()
+    return answer if answer[:1] == b"\0" else None
+
+
+def decode(answer: bytes, source: Source) -> A.Module:
+    """The module a successful :func:`native_answer` holds, its spans on ``source``."""
+    return _Unpickler(answer, source).load()
 
 
 def main(argv=None) -> int:

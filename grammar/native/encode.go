@@ -124,25 +124,6 @@ func (e *encoder) enter() {
 
 // ------------------------------------------------------------------------------- declarations
 
-func (e *encoder) module(ctx *tp.ProgramContext) {
-	p := e.p
-	p.begin("A", "Module")
-	p.key("decls")
-	decls := ctx.AllDecl()
-	if len(decls) == 0 {
-		p.emptyTuple()
-	} else {
-		p.mark()
-		for _, d := range decls {
-			e.decl(d.(*tp.DeclContext))
-		}
-		p.tuple()
-	}
-	p.key("span")
-	p.span(ctxSpan(ctx))
-	p.end()
-}
-
 func (e *encoder) docs(toks []antlr.Token) {
 	p := e.p
 	if len(toks) == 0 {

@@ -88,9 +88,9 @@ func answer(code byte, body []byte) (*C.char, C.longlong) {
 }
 
 // memoryLimit: the Go heap a parse may grow to before the collector runs (a parse allocates
-// about 20 KB a declaration, all of it garbage once the answer is written: collecting during the
-// parse, which Go would do about every 4 MB, is two thirds of the time)
-const memoryLimit = 3 << 30
+// about 20 KB a declaration, garbage once the declaration is written: collecting as often as Go
+// would, about every 4 MB, was two thirds of the time)
+const memoryLimit = 1 << 30
 
 func parse(text string, maxChain, maxDepth, maxEstimate int) (code byte, body []byte) {
 	gc := debug.SetGCPercent(-1)
@@ -121,26 +121,69 @@ func parse(text string, maxChain, maxDepth, maxEstimate int) (code byte, body []
 	if nestingEstimate(stream.GetAllTokens()) > maxEstimate {
 		return fbDeep, nil
 	}
-	var tree tp.IProgramContext
-	for _, mode := range []int{antlr.PredictionModeSLL, antlr.PredictionModeLL} {
-		stream.Seek(0)
-		parser := tp.NewTlopParser(stream)
-		parser.RemoveErrorListeners()
-		parser.AddErrorListener(flag)
-		parser.GetInterpreter().SetPredictionMode(mode)
-		flag.seen = false
-		tree = parser.Program()
-		if !flag.seen {
-			break
-		}
-	}
-	if flag.seen {
-		return fbSyntax, nil
-	}
 	enc := &encoder{p: newPickler(len(text) * 2), maxChain: maxChain, maxDepth: maxDepth}
-	enc.module(tree.(*tp.ProgramContext))
-	enc.p.stop()
-	return 0, enc.p.b
+	e := enc.p
+	// program : decl* EOF, one declaration at a time: only one declaration's parse tree is alive
+	// (the tokens are: about 100 bytes each)
+	e.begin("A", "Module")
+	e.key("decls")
+	first := stream.LT(1)
+	if first.GetTokenType() == antlr.TokenEOF {
+		e.emptyTuple()
+	} else {
+		e.mark()
+	}
+	parser := tp.NewTlopParser(stream)
+	parser.RemoveErrorListeners()
+	parser.AddErrorListener(flag)
+	parser.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
+	for stream.LA(1) != antlr.TokenEOF {
+		if !declStart(stream.LT(1)) {
+			return fbSyntax, nil // the reference reports what the program rule expects
+		}
+		start := stream.Index()
+		decl := parser.Decl()
+		if flag.seen { // SLL failed: full LL decides (an SLL parse without errors is the LL one)
+			flag.seen = false
+			stream.Seek(start)
+			ll := tp.NewTlopParser(stream)
+			ll.RemoveErrorListeners()
+			ll.AddErrorListener(flag)
+			ll.GetInterpreter().SetPredictionMode(antlr.PredictionModeLL)
+			decl = ll.Decl()
+			if flag.seen {
+				return fbSyntax, nil
+			}
+		}
+		enc.decl(decl.(*tp.DeclContext))
+	}
+	if first.GetTokenType() != antlr.TokenEOF {
+		e.tuple()
+	}
+	// the program's span, as the program rule's context has it: its first token to the last one
+	// before EOF (the first when there is none)
+	last := stream.LT(-1)
+	if last == nil || last.GetTokenIndex() < first.GetTokenIndex() {
+		last = first
+	}
+	e.key("span")
+	e.span(span{first.GetLine(), first.GetColumn() + 1, last.GetLine(), last.GetColumn() + textLen(last)})
+	e.end()
+	e.stop()
+	return 0, e.b
+}
+
+// declStart: whether a token can start a declaration (FIRST(decl) of the grammar: a doc comment
+// or a declaration's keyword)
+func declStart(t antlr.Token) bool {
+	if t.GetTokenType() == tp.TlopParserDOC_COMMENT {
+		return true
+	}
+	switch t.GetText() {
+	case "model", "import", "channel", "table", "param", "transmission", "def", "algorithm", "config":
+		return true
+	}
+	return false
 }
 
 // tlop_parse parses n bytes of UTF-8 at src; the answer (malloc'd, freed by tlop_free) is a
