@@ -58,17 +58,21 @@ class TreeSizes:
         hit = memo.get(id(e))
         if hit is not None:
             return hit[1]
-        stack = [(e, False)]
+        children, weight, weighted = ir.children, self._weight, self.weights is not None
+        stack = [(e, None)]  # (node, None) to expand, (node, its children) to sum
         while stack:
-            n, ready = stack.pop()
+            n, kids = stack.pop()
             if id(n) in memo:
                 continue
-            kids = ir.children(n)
-            if ready:
-                memo[id(n)] = (n, 1 + self._weight(n) + sum(memo[id(k)][1] for k in kids))
+            if kids is None:
+                kids = children(n)
+                stack.append((n, kids))
+                stack.extend((k, None) for k in kids if id(k) not in memo)
                 continue
-            stack.append((n, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
+            total = 1 + (weight(n) if weighted else 0)
+            for k in kids:
+                total += memo[id(k)][1]
+            memo[id(n)] = (n, total)
         return memo[id(e)][1]
 
 

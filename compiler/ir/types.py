@@ -219,9 +219,26 @@ def _same(verb: str, a: Type, b: Type, joiner: str = "and"):
 _VERB = {"%": "take the remainder of"}
 
 
+#: results of :func:`arith` without an exponent, by (op, a, b): a program uses a few dimensions
+#: in many expressions, and a Type (two Fractions) is slow to build; bounded
+_ARITH_MEMO: dict = {}
+
+
 def arith(op: str, a: Type, b: Type, exponent: Optional[Fraction] = None) -> Type:
     """``a op b`` for ``+ - * / % ^``.  ``exponent`` is the value of a constant exponent of
     ``^`` (a literal, possibly negated), or None."""
+    if exponent is not None:
+        return _arith(op, a, b, exponent)
+    key = (op, a, b)
+    hit = _ARITH_MEMO.get(key)
+    if hit is None:
+        hit = _arith(op, a, b, None)  # a TypeRuleError is raised each time, never stored
+        if len(_ARITH_MEMO) < 4096:
+            _ARITH_MEMO[key] = hit
+    return hit
+
+
+def _arith(op: str, a: Type, b: Type, exponent: Optional[Fraction]) -> Type:
     if a.is_error or b.is_error:
         return ERROR
     _numbers(f"operator '{op}'", (a, b))
