@@ -161,7 +161,175 @@ def test_cli_simulate_table_csv_and_plot(capsys, tmp_path):
 def test_cli_bad_input_is_a_clear_error(capsys, tmp_path):
     assert main(["grid-bcast", "simulate", "--clusters", "1..4"]) == 1
     assert "every cluster count must be at least 2" in capsys.readouterr().err
+    assert main(["grid-bcast", "simulate", "--clusters", "100000"]) == 1
+    assert "--clusters 100000: at most 1000 clusters" in capsys.readouterr().err
     bad = tmp_path / "m.txt"
     bad.write_text("0 1\n1 x\n")
     assert main(["grid-bcast", "cluster", "--matrix", str(bad)]) == 1
     assert f"{bad}:2: expected numbers" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ each link its own g_ij(m), L_ij
+
+@pytest.mark.parametrize("C", [2, 5, 11])
+def test_heterogeneous_schedule_is_priced_by_the_schedule_layer(C):
+    """Every link's own g_ij and L_ij and every cluster's T_j: the schedule written as a pLogP
+    program (schedule_program) costs in tlop's schedule layer what price() computes."""
+    from tlop.analysis.gridcast.pricing import schedule_program
+    from tlop.runtime.profile import profile_from_dict
+
+    rng = np.random.default_rng(100 + C)
+    g, L, T = random_problems(rng, 2, C)
+    g[1] = g[1] * rng.uniform(0.5, 2.0, size=(C, C))  # asymmetric links too
+    for r in range(2):
+        p = Problem(g[r], L[r], T[r], root=r % C)
+        for h in HEURISTICS:
+            s = schedule(p, h)
+            src, prof = schedule_program(p, s)
+            got = tlop.loads(src)["grid_schedule"].evaluate(profile_from_dict(prof), P=C, mapping=tlop.sequential(1))
+            assert got == pytest.approx(price(p, s).makespan, rel=1e-13), (r, h)
+
+
+LINK_M = [1.0, 1024.0, 65536.0, 1048576.0, 16777216.0]
+
+
+def linear_plogp(name, g0, g1, L):
+    """A pLogP profile with g(m) = g0 + g1·m on its grid and latency L."""
+    return synthetic_profile(name, tables={"g": {"*": {"m": LINK_M, "values": [g0 + g1 * m for m in LINK_M]}}},
+                             scalars={"L": {"*": L}})
+
+
+#: three subnets; link 0-1: low latency, low bandwidth; 0-2: high latency, high bandwidth
+LINKS = {(0, 1): (1e-4, 1e-7, 1e-3), (0, 2): (1e-4, 1e-9, 40e-3), (1, 2): (1e-4, 5e-9, 10e-3)}
+INTRA = [(2e-6, 1e-9, 5e-6), (2e-6, 2e-9, 5e-6), (3e-6, 1e-9, 8e-6)]
+SIZES3 = [16, 4, 8]
+
+
+def test_measured_problem_gives_each_link_its_own_size_dependent_gap():
+    from tlop.analysis.gridcast.problem import measured_problem
+
+    intra = [linear_plogp(f"in{k}", *v) for k, v in enumerate(INTRA)]
+    links = {ij: linear_plogp(f"l{ij}", *v) for ij, v in LINKS.items()}
+    for m in (1024.0, 4194304.0):
+        p, chosen = measured_problem(m, SIZES3, intra, links)
+        for (i, j), (g0, g1, lat) in LINKS.items():
+            for a, b in ((i, j), (j, i)):  # one measurement serves both ways
+                assert p.g[a, b] == pytest.approx(g0 + g1 * m, rel=1e-12)
+                assert p.L[a, b] == lat
+        want_T, _ = intra_cluster_times([SIZES3[0]], m, intra[0])
+        assert p.T[0] == want_T[0] and len(chosen) == 3
+    # the size decides which link is fast: a single g(m) on every link cannot show this
+    small, _ = measured_problem(1024.0, SIZES3, intra, links)
+    large, _ = measured_problem(4194304.0, SIZES3, intra, links)
+    assert schedule(small, "ECEF")[0] == (0, 1) and schedule(large, "ECEF")[0] == (0, 2)
+    with pytest.raises(ValueError, match="no pLogP profile for the link between subnets 1 and 2"):
+        measured_problem(1024.0, SIZES3, intra, {(0, 1): links[(0, 1)], (0, 2): links[(0, 2)]})
+
+
+def write_grid(tmp_path, **over):
+    import json
+
+    for k, v in enumerate(INTRA):
+        (tmp_path / f"in{k}.json").write_text(linear_plogp(f"in{k}", *v).to_json())
+    for (i, j), v in LINKS.items():
+        (tmp_path / f"l{i}{j}.json").write_text(linear_plogp(f"l{i}{j}", *v).to_json())
+    grid = {"tlop_grid": 1,
+            "subnets": [{"name": n, "machines": SIZES3[k], "profile": f"in{k}.json"}
+                        for k, n in enumerate(("orsay", "idpot", "toulouse"))],
+            "links": [{"between": [("orsay", "idpot", "toulouse")[i], ("orsay", "idpot", "toulouse")[j]],
+                       "profile": f"l{i}{j}.json"} for i, j in LINKS],
+            **over}
+    f = tmp_path / "grid.json"
+    f.write_text(json.dumps(grid, indent=1))
+    return f
+
+
+def test_cli_schedule_with_a_grid_description(tmp_path, capsys):
+    from tlop.analysis.gridcast.description import grid_problem, read_grid
+
+    f = write_grid(tmp_path)
+    assert main(["grid-bcast", "schedule", "--grid", str(f), "--m", "4MiB"]) == 0
+    out = capsys.readouterr().out
+    assert "3 subnets of the grid description" in out and "root 'orsay'" in out
+    p, _ = grid_problem(read_grid(f), 4 << 20)
+    from tlop.runtime.units import format_time
+
+    for h in HEURISTICS:
+        s = schedule(p, h)
+        line = [ln for ln in out.splitlines() if ln.startswith(f"{h:10s} ")][0]
+        assert line.split()[-len(s):] == [f"{i}->{j}" for i, j in s]
+        assert format_time(price(p, s).makespan) in line
+    assert "0->2" in [ln for ln in out.splitlines() if ln.startswith("ECEF ")][0].split()[-2]
+
+
+@pytest.mark.parametrize("over,message", [
+    ({"links": [{"between": ["orsay", "idpot"], "profile": "l01.json"}]},
+     "grid.json: links: no link between 'orsay' and 'toulouse' (and 1 more pair(s))"),
+    ({"links": [{"between": ["orsay", "nowhere"], "profile": "l01.json"}]},
+     "grid.json: links[0].between: unknown subnet 'nowhere'"),
+    ({"root": "x"}, "grid.json: root: unknown subnet 'x'"),
+    ({"tlop_grid": 2}, "grid.json: tlop_grid: expected 1"),
+    ({"subnets": [{"name": "a", "machines": 0, "profile": "in0.json"},
+                  {"name": "b", "machines": 1, "profile": "in0.json"}], "links": []},
+     "grid.json: subnets[0].machines: expected a whole number of machines >= 1, got 0"),
+])
+def test_cli_grid_description_errors_name_the_field(tmp_path, capsys, over, message):
+    f = write_grid(tmp_path, **over)
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "E020" in err and "Traceback" not in err
+
+
+def test_cli_grid_description_bad_json_and_bad_profile(tmp_path, capsys):
+    f = write_grid(tmp_path)
+    f.write_text('{"tlop_grid": 1,\n  "subnets": [}\n')
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"{f}:2:15" in err and "invalid JSON in the grid description" in err and "^" in err
+    f = write_grid(tmp_path, links=[{"between": ["orsay", "idpot"], "profile": "summit"},
+                                    {"between": ["orsay", "toulouse"], "profile": "l02.json"},
+                                    {"between": ["idpot", "toulouse"], "profile": "gone.json"}])
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "grid.json: links[0].profile: profile 'summit' has no pLogP g(m) and L" in err
+    (tmp_path / "l01.json").write_text("{}")
+    f = write_grid(tmp_path, links=[{"between": ["orsay", "idpot"], "profile": "l12.json"},
+                                    {"between": ["orsay", "toulouse"], "profile": "l02.json"},
+                                    {"between": ["idpot", "toulouse"], "profile": "gone.json"}])
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    assert "grid.json: links[2].profile:" in capsys.readouterr().err
+    assert main(["grid-bcast", "schedule", "--grid", str(f), "--profile", "summit"]) == 1
+    assert "the grid description replaces --profile" in capsys.readouterr().err
+
+
+def test_cli_grid_description_with_a_negative_latency(tmp_path, capsys):
+    f = write_grid(tmp_path)
+    (tmp_path / "l12.json").write_text(linear_plogp("neg", 1e-4, 1e-7, -1e-3).to_json())
+    assert main(["grid-bcast", "schedule", "--grid", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "grid.json: links[2].profile: pLogP L of profile 'neg' is -0.001" in err and "Traceback" not in err
+
+
+def test_cli_matrix_with_a_negative_or_missing_latency(tmp_path, capsys):
+    bad = tmp_path / "m.txt"
+    bad.write_text("0 -5\n-5 0\n")
+    assert main(["grid-bcast", "schedule", "--matrix", str(bad)]) == 1
+    assert f"{bad}:1: a latency is >= 0 (or '-' for a missing edge); got -5" in capsys.readouterr().err
+    bad.write_text("0 -\n- 0\n")
+    assert main(["grid-bcast", "schedule", "--matrix", str(bad)]) == 1
+    assert "no latency between subnet 0 and subnet 1" in capsys.readouterr().err
+
+
+def test_many_clusters_are_simulated_in_smaller_chunks():
+    """300 clusters: chunks of 27 runs (the memory bound), the same means as one run at a time
+    would give for the same problems (chunking only changes how the draws are grouped)."""
+    from tlop.analysis.gridcast import simulate as sim
+
+    done = []
+    means = sim.simulate([300], runs=30, seed=1, heuristics=("ECEF",), progress=done.append)
+    assert done == [27, 30]
+    rng = np.random.default_rng(1)
+    g, L, T = random_problems(rng, 27, 300)
+    first = makespans("ECEF", g, L, T)
+    g, L, T = random_problems(rng, 3, 300)
+    assert means["ECEF"][0] == pytest.approx((first.sum() + makespans("ECEF", g, L, T).sum()) / 30, rel=1e-12)

@@ -87,3 +87,47 @@ def test_a_negative_fitted_parameter_is_stored_as_zero_with_a_warning():
     add_postal_paths({"shm": "shm"}, fits, channels, scalars, notes, warnings)
     assert scalars["postal.alpha_eager"]["cpu_on_node"] == 0.0
     assert any("negative; stored as 0" in w for w in warnings)
+
+
+@pytest.mark.mpi
+def test_tlop_measure_writes_postal_and_max_rate_and_skips_cuda_cleanly(tmp_path):
+    """A real ``tlop measure`` (2 MPICH ranks) of the postal, max-rate and CUDA benchmarks: the
+    profile it writes has the postal paths with R_N, on which postal/p2p's max-rate model gives
+    003's formula from the stored α, β, R_N; without a GPU the CUDA benchmark is skipped with a
+    message naming the reason (stderr and the profile's notes), and no memcpy path is written."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from _bounded import PATIENCE
+
+    from tlop.runtime.measure.bench_cuda import probe
+
+    out = tmp_path / "p.json"
+    r = subprocess.run([sys.executable, "-m", "tlop.runtime.measure", "--np", "2", "--quick", "--sizes",
+                        "1,1KiB,16KiB,256KiB", "--bench", "postal,maxrate,cuda", "--out", str(out)],
+                       capture_output=True, text=True, timeout=PATIENCE, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    prof = load_profile(str(out))
+    assert {"cpu_on_node", "cpu_off_node"} <= set(prof.channels)
+    rate = data["fits"]["max_rate"]["tcp"]["R_N_Bps"]
+    assert prof.scalar("postal.R_N", "cpu_off_node") == rate > 0
+    s = np.array([1.0, 1024.0, 16384.0, 262144.0, 1 << 22])
+    proto = protocols_from_fit(data["fits"]["postal"]["tcp"])
+    which = np.where(s <= proto["short_max"], 0, np.where(s <= proto["eager_max"], 1, 2))
+    a = np.choose(which, [max(proto[p][0], 0) for p in ("short", "eager", "rend")])
+    b = np.choose(which, [max(proto[p][1], 0) for p in ("short", "eager", "rend")])
+    for ppn in (1, 4, 64):
+        got = tlop.load("postal/p2p")["max_rate"].evaluate(prof, s=s, ppn=ppn, c="cpu_off_node")
+        np.testing.assert_allclose(got, a + ppn * s / np.minimum(rate, ppn / b), rtol=1e-13)
+    reason = probe()
+    if reason is None:   # a GPU: its copies are memcpy paths
+        assert {"h2d_on_socket", "d2h_on_socket"} <= set(prof.channels)
+        return
+    assert f"tlop measure: skipping the cuda benchmark: {reason}" in r.stderr
+    assert f"skipped host/cuda: {reason}" in prof.metadata["notes"]
+    assert not {"h2d_on_socket", "d2h_on_socket"} & set(prof.channels)
+    assert "cuda" not in data["fits"]
+    assert tlop.load("postal/p2p")["memcpy"].applies_to(prof) is False

@@ -1,5 +1,6 @@
 """Statistics and the adaptive stopping rule of tlop measure (no MPI)."""
 
+import itertools
 import math
 
 import numpy as np
@@ -54,3 +55,42 @@ def test_stop_rule_gives_up_on_very_slow_points():
     rule = Rule(eps=0.01, min_n=30, max_n=100, time_cap=1.0)
     assert stop_reason([1.0, 2.0, 3.0], rule, 5.0) == "time_cap"
     assert stop_reason([1.0, 2.0], rule, 5.0) is None
+
+
+class _OneRank:
+    """A communicator of one rank (what adaptive_pair needs of mpi4py's)."""
+
+    def Get_rank(self):
+        return 0
+
+    def Get_size(self):
+        return 1
+
+    def bcast(self, obj, root=0):
+        return obj
+
+
+def test_adaptive_pair_alternates_short_batches_until_both_stop():
+    from tlop.runtime.measure.engine import PAIR_BATCH, adaptive_pair
+
+    calls = []
+    rng = np.random.default_rng(3)
+
+    def kernel(name, spread):
+        def run(n):
+            calls.append((name, n))
+            return 1e-5 * (1 + spread * rng.random(n))
+        return run
+
+    clock = itertools.count(0.0, 1e-3)
+    rule = Rule(eps=0.03, min_n=20, max_n=2000, time_cap=1e9, warmup=2)
+    (a, ra), (b, rb) = adaptive_pair(_OneRank(), kernel("a", 0.01), kernel("b", 0.5), rule, True, lambda: next(clock))
+    # warm-up, then strictly alternating batches of at most PAIR_BATCH iterations, a first
+    assert calls[:2] == [("a", 2), ("b", 2)]
+    timed = calls[2:]
+    assert [c[0] for c in timed] == ["a", "b"] * (len(timed) // 2)
+    assert all(n <= PAIR_BATCH for _, n in timed) and [n for _, n in timed[::2]] == [n for _, n in timed[1::2]]
+    # the steady kernel converges early but keeps being sampled while the noisy one needs more
+    assert len(a) == len(b) == sum(n for _, n in timed[::2]) > rule.min_n
+    assert ra == rb == "converged" and len(b) > 2 * rule.min_n
+    assert stop_reason(a[:rule.min_n].tolist(), rule, 0.0) == "converged"

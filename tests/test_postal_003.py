@@ -83,6 +83,7 @@ def test_postal_with_protocol_switching(machine, path):
 
 @pytest.mark.parametrize("proto", ["short", "eager", "rend"])
 def test_postal_with_a_forced_protocol(machine, proto):
+    """postal_short, postal_eager and postal_rend: one protocol's Table I α and β at every size."""
     a, b = T1[machine]["cpu"][proto]
     got = ev("postal/p2p", f"postal_{proto}", machine, s=SIZES, c="cpu_on_node")
     np.testing.assert_allclose(got, a[1] + b[1] * SIZES, rtol=1e-13)

@@ -9,6 +9,7 @@ context :func:`context_for` builds from the declarations, and checks, at points 
 that the values agree and that every side condition a rule fired under holds there: the
 simplifier never claims a non-negativity (or anything else) nobody declared."""
 
+import itertools
 import math
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -90,10 +91,11 @@ PARAMS = (
 )
 typed_envs = st.fixed_dictionaries({
     "k": st.integers(-6, 6).map(float), "x": st.sampled_from([-2.5, -1.0, -0.5, 0.0, 0.5, 1.0, 3.25]),
-    # values rounded to 1e-6: a value like 1e-125 next to 1 only tests float cancellation in the
-    # original's evaluation order (0.0 vs 3e-125), not the soundness of a rewrite
-    "P": st.integers(1, 9).map(float), "m": st.floats(0.0, 100.0).map(lambda v: round(v, 6)),
-    "s": st.floats(-20.0, 31.0).map(lambda v: round(v, 6))})
+    # sizes are multiples of 1/64: sums of them and small integers are exact in floating point,
+    # so (m − 1) + m + (m + 1) = 3m holds exactly and a 1e-12 comparison tests the rewrite, not
+    # cancellation in the original's evaluation order (m = 1e-6 gave a 1e-11 relative error)
+    "P": st.integers(1, 9).map(float), "m": st.integers(0, 6400).map(lambda v: v / 64),
+    "s": st.integers(-1280, 1984).map(lambda v: v / 64)})
 
 t_leaf = st.one_of(st.sampled_from([N(0), N(1), N(2), N(-1), N(0.5)]),
                    st.sampled_from([V("k"), V("x"), V("P"), V("m"), V("s")]))
@@ -136,9 +138,26 @@ ALG = ir.Algorithm("gen", PARAMS, N(0))
 RULES = rules_by_name()
 
 
+def _context_can_hold(facts, env, interp) -> bool:
+    """Whether the facts a rule fired under (enclosing reductions' ranges, declarations) hold at
+    ``env`` for some integer value of the reduction indices they mention: a subterm inside
+    ``Σ_{i=k}^{P}`` is never evaluated where the range is empty, so a condition decided there
+    (``P ≥ k − 1``) need not hold at such a point.  Indices are searched over −64..64, wider than
+    every range the generators can make at the points they draw."""
+    facts = [f for f in facts if ir.free_vars(f) - env.keys() <= {"i", "j"}]
+    free = sorted(set().union(*(ir.free_vars(f) for f in facts)) - env.keys()) if facts else []
+    values = range(-64, 65)
+    for combo in itertools.product(values, repeat=len(free)):
+        point = dict(env, **dict(zip(free, map(float, combo))))
+        if all(interp.eval(f, point) != 0 for f in facts):
+            return True
+    return False
+
+
 def _conditions_hold(result, env, interp):
-    """Every side condition of every rule application, instantiated, holds at ``env`` (those
-    mentioning names not in ``env`` — reduction indices, let names — are skipped)."""
+    """Every side condition of every rule application, instantiated, holds at ``env`` wherever
+    the rewritten subterm can be evaluated there (those mentioning names not in ``env`` —
+    reduction indices, let names — are skipped)."""
     mctx = MatchContext(PROG, {"k", "P", "i", "j"})
     for step in result.steps:
         rule = RULES.get(step.rule)
@@ -149,8 +168,26 @@ def _conditions_hold(result, env, interp):
             continue
         for c in rule.conditions:
             cond = substitute(c, b)
-            if ir.free_vars(cond) <= env.keys():
-                assert interp.eval(cond, env) != 0, (rule.name, cond, env, step.before)
+            if ir.free_vars(cond) <= env.keys() and interp.eval(cond, env) == 0:
+                assert not _context_can_hold(step.facts, env, interp), (rule.name, cond, env, step.before,
+                                                                         step.facts)
+
+
+def test_a_condition_decided_under_an_enclosing_range_is_checked_there():
+    """Inside ``Σ_{i=k}^{P}`` the range is non-empty, so the inner sum splits (its condition
+    ``P ≥ k − 1`` follows from ``k ≤ i ≤ P``); at k = 3, P = 1 the outer range is empty and the
+    inner sum is never evaluated.  The checker accepts that, and the values agree."""
+    inner = ir.Reduce("sum", "i", V("k"), V("P"), B("+", N(1), V("i")))
+    e = ir.Reduce("sum", "i", V("k"), V("P"), B("+", inner, V("i")))
+    r = PassManager(context_for(PROG, ALG)).run(e)
+    split = [s for s in r.steps if s.rule == "sum-split"]
+    assert split and any(ir.Bin(">=", V("i"), V("k")) in s.facts for s in split)
+    env = {"k": 3.0, "x": 0.0, "P": 1.0, "m": 0.0, "s": 0.0}
+    interp = Interpreter(PROG, FakeProfile(0, linear=True))
+    assert not _context_can_hold(split[0].facts, env, interp)
+    assert _context_can_hold(split[0].facts, dict(env, k=0.0), interp)
+    _check_typed(e, 0, env, True, DEFAULT_FAMILIES)
+    assert interp.eval(e, env) == interp.eval(r.expr, env) == 0.0
 
 
 def _check_typed(e, seed, env, linear, families):

@@ -12,7 +12,7 @@ import tlop
 from tlop.cli.main import main
 from tlop.cli.tune import _candidates, select
 from tlop.runtime.profile import load_profile
-from tlop.runtime.tuning_files import Rule, mpich_json, openmpi_rules
+from tlop.runtime.tuning_files import Rule, mpich_forcing, mpich_json, mpich_leaf, openmpi_rules
 
 
 def test_selection_is_the_cheapest_candidate_with_the_best_segment():
@@ -59,11 +59,31 @@ def test_tune_cli_writes_both_files_and_skips_what_a_library_lacks(tmp_path, cap
                  "--only", "binomial", "--openmpi", str(rules), "--mpich", str(js)]) == 0
     out = capsys.readouterr().out
     assert f"wrote {rules} (openmpi)" in out and f"wrote {js} (mpich)" in out
-    # MPICH has no linear broadcast and Open MPI's binomial is binomial_openmpi (not a candidate here)
+    # Open MPI's binomial is binomial_openmpi (not a candidate here): its file holds the linear broadcast;
+    # MPICH has both and gets the cheaper, the binomial tree, at every point
     assert all(l.split()[1] == "1" for l in rules.read_text().splitlines()[5:] if "#" in l and l[0].isdigit()
                and len(l.split("#")[0].split()) == 4)
     mine = json.loads(js.read_text())["collective=bcast"]["comm_type=intra"]
-    assert "MPIR_Bcast_intra_binomial" in json.dumps(mine) and "linear" not in json.dumps(mine)
+    assert "MPIR_Bcast_intra_binomial" in json.dumps(mine) and "MPIR_Bcast_intra_tree" not in json.dumps(mine)
+
+
+def test_mpich_trees_carry_the_parameters_that_make_them_the_stdlib_algorithm():
+    topo = {"topo_overhead=0": {}, "topo_diff_groups=0": {}, "topo_diff_switches=0": {}, "topo_same_switches=0": {}}
+    assert mpich_leaf("bcast", Rule(6, 1, "plogp/bcast:flat")) == {"algorithm=MPIR_Bcast_intra_tree": {
+        "tree_type=kary": {}, "k=5": {}, "is_non_blocking=1": {}, **topo}}
+    assert mpich_leaf("bcast", Rule(6, 1, "plogp/bcast:chain")) == {"algorithm=MPIR_Bcast_intra_tree": {
+        "tree_type=kary": {}, "k=1": {}, "is_non_blocking=0": {}, **topo}}
+    assert mpich_leaf("bcast", Rule(4, 1, "plogp/bcast:chain_segmented", 8192)) == {
+        "algorithm=MPIR_Bcast_intra_pipelined_tree": {"tree_type=kary": {}, "k=1": {}, "is_non_blocking=1": {},
+                                                      "chunk_size=8192": {}, "recv_pre_posted=0": {}}}
+    assert mpich_leaf("allgather", Rule(4, 1, "taulop/allgather:ring")) == {"algorithm=MPIR_Allgather_intra_ring": {}}
+    # the same algorithm with another segment size is another leaf: the rules are not merged
+    doc = json.loads(mpich_json("bcast", [Rule(4, 1024, "plogp/bcast:chain_segmented", 512),
+                                          Rule(4, 65536, "plogp/bcast:chain_segmented", 16384)]))
+    sizes = doc["collective=bcast"]["comm_type=intra"]["comm_size=any"]
+    assert list(sizes) == ["avg_msg_size<=65535", "avg_msg_size=any"]
+    assert "chunk_size=512" in json.dumps(sizes["avg_msg_size<=65535"])
+    assert "chunk_size=16384" in json.dumps(sizes["avg_msg_size=any"])
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -75,3 +95,13 @@ def test_tune_refusals(capsys, argv, message):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_mpich_forcing_names_the_algorithm_and_its_tree():
+    assert mpich_forcing("allgather", "taulop/allgather:ring", 4) == {"MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": "ring"}
+    assert mpich_forcing("bcast", "taulop/bcast:linear", 6) == {
+        "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "tree", "MPIR_CVAR_BCAST_TREE_TYPE": "kary",
+        "MPIR_CVAR_BCAST_TREE_KVAL": "5", "MPIR_CVAR_BCAST_IS_NON_BLOCKING": "1"}
+    # the pipelined tree's segment is per message size: only a selection file sets it
+    assert mpich_forcing("bcast", "plogp/bcast:chain_segmented", 4) is None
+    assert mpich_forcing("bcast", "taulop/bcast:binomial_openmpi", 4) is None  # not an MPICH algorithm

@@ -40,6 +40,9 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     recs = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
     assert len(recs) == 8 and all(len(r["samples"]) == r["stats"]["n"] >= 5 for r in recs)
     assert sum(r["key"].endswith(":library") for r in recs) == 4
+    # each library run was timed over the same moments as its schedule: alternating batches, as many samples
+    n = {r["key"]: r["stats"]["n"] for r in recs}
+    assert all(n[k] == n[k[:-len(":library")]] for k in n if k.endswith(":library"))
     html = (out / "report.html").read_text()
     assert html.count("<svg") == 2 and "µ̄ = " in html
     for name in ("predicted_vs_measured", "mu_heatmap"):
@@ -77,3 +80,13 @@ def test_interrupted_validate_keeps_its_samples(tmp_path):
     assert "run the same command with --resume" in rest
     kept = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
     assert 1 <= len(kept) < 6
+
+
+def test_library_linear_broadcast_is_mpich_flat_tree(tmp_path, capsys):
+    """taulop/bcast:linear against MPICH's tree broadcast forced to the flat tree (k = P − 1)."""
+    out = tmp_path / "v"
+    assert main(["validate", "taulop/bcast:linear", "P=3", "m=1KiB", "--profile", "metropolis", "--out", str(out),
+                 "--library", *FAST]) == 0
+    capsys.readouterr()
+    (row,) = list(csv.DictReader(open(out / "validation.csv")))
+    assert row["library_forced"] == "bcast tree (kary, k=2)" and float(row["library_median_s"]) > 0

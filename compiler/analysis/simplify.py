@@ -198,10 +198,14 @@ def _chain(items: list, op: str) -> ir.Expr:
 
 @dataclass(frozen=True)
 class Step:
-    """One rule application: which rule, on which subterm, giving what."""
+    """One rule application: which rule, on which subterm, giving what, and the facts of the
+    context it fired in (the declarations, the ranges of enclosing reductions, let definitions):
+    its conditions were decided under those facts, so they need only hold where the subterm is
+    evaluated — e.g. inside ``Σ_{i=k}^{P}`` the range is non-empty, so ``P ≥ k − 1`` is known."""
     rule: str
     before: ir.Expr
     after: ir.Expr
+    facts: tuple = ()
 
 
 class Simplifier:
@@ -297,7 +301,7 @@ class Simplifier:
                 continue
             self.rewrites += 1
             if self.record:
-                self.steps.append(Step(r.name, e, new))
+                self.steps.append(Step(r.name, e, new, ctx.facts))
             return new
         return None
 

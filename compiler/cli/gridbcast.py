@@ -5,9 +5,14 @@ What it does: three actions over :mod:`tlop.analysis.gridcast`:
 * ``cluster`` — Lowekamp's clustering (001 Alg. 1) of a latency matrix (a text file of numbers,
   one row per line, whitespace or commas; default: 001 Table 4 expanded to its 88 machines) with
   tolerance ``--rho``; prints each subnet's size and members;
-* ``schedule`` — clusters that matrix, builds the inter-cluster problem (L_ij the mean latency
-  between two subnets, g_ij(m) the profile's pLogP g(m) on every link, T_j the cheapest stdlib
-  pLogP broadcast inside subnet j) and prints every heuristic's schedule and completion time;
+* ``schedule`` — builds the inter-cluster problem of an m-byte broadcast and prints every
+  heuristic's schedule and its completion time, priced by tlop's pLogP schedule layer
+  (:func:`tlop.analysis.gridcast.pricing.schedule_program`).  With ``--grid FILE`` (a grid
+  description, :mod:`tlop.analysis.gridcast.description`) each link has the g_ij(m) and L_ij of
+  its own measured pLogP profile, as 001 §4.1.3 acquires them, and each subnet's T_j comes from
+  its own profile.  Without it, the latency matrix (default 001 Table 4) is clustered and L_ij is
+  the mean latency between two subnets, but g(m) is one profile's on every link and every T_j is
+  priced on that profile: 001 publishes only latencies for its GRID5000 run;
 * ``simulate`` — the Monte-Carlo of 001 §6 (Table 3's ranges), a progress bar on stderr, the mean
   completion time per heuristic and cluster count as a table (``--csv`` too), ``--plot FILE``
   its figure (mean completion time against cluster count, one line per heuristic).
@@ -42,6 +47,11 @@ def parse_counts(text: str) -> list:
         raise TlopError(f"--clusters {text}: expected A..B, A..B:+STEP or a list A,B,C of integers") from None
     if not out or min(out) < 2:
         raise TlopError(f"--clusters {text}: every cluster count must be at least 2")
+    from tlop.analysis.gridcast.simulate import MAX_CLUSTERS
+
+    if max(out) > MAX_CLUSTERS:
+        raise TlopError(f"--clusters {text}: at most {MAX_CLUSTERS} clusters (each run holds several "
+                        f"C × C matrices)")
     return out
 
 
@@ -62,6 +72,11 @@ def read_matrix(path: str):
             rows.append([float("nan") if x in ("-", "nan") else float(x) for x in line.replace(",", " ").split()])
         except ValueError:
             raise TlopError(f"{path}:{n}: expected numbers separated by spaces or commas") from None
+        if any(v < 0 for v in rows[-1]):
+            from tlop.analysis.gridcast.description import GridError
+
+            raise GridError(f"{path}:{n}: a latency is >= 0 (or '-' for a missing edge); got "
+                            f"{min(rows[-1]):g}")
     if not rows or any(len(r) != len(rows) for r in rows):
         raise TlopError(f"{path}: the latency matrix must be square (one row of N numbers per line, N lines)")
     return np.array(rows)
@@ -73,10 +88,13 @@ def add_arguments(p) -> None:
     c.add_argument("--matrix", metavar="FILE", help="latency matrix (default: 001 Table 4's 88 machines)")
     c.add_argument("--rho", type=float, default=0.3, help="tolerance ρ (default 0.3, as 001's GRID5000 run)")
     s = sub.add_parser("schedule", help="every heuristic's inter-cluster schedule for the clustered matrix")
+    s.add_argument("--grid", metavar="FILE",
+                   help="grid description: subnets and the pLogP profile measured inside each and on each link "
+                        "(g_ij(m), L_ij per link); replaces --matrix, --rho and --profile")
     s.add_argument("--matrix", metavar="FILE", help="latency matrix in µs (default: 001 Table 4's 88 machines)")
-    s.add_argument("--rho", type=float, default=0.3, help="tolerance ρ (default 0.3)")
+    s.add_argument("--rho", type=float, default=None, help="tolerance ρ (default 0.3)")
     s.add_argument("--m", default="4MiB", help="message size (default 4MiB, as 001 §7)")
-    s.add_argument("--profile", default="localhost-example",
+    s.add_argument("--profile", default=None,
                    help="pLogP profile for g(m) and the intra-cluster broadcasts (default localhost-example)")
     m = sub.add_parser("simulate", help="Monte-Carlo comparison of the heuristics (001 §6, Table 3)")
     m.add_argument("--runs", type=int, default=10_000, help="runs per cluster count (default 10000)")
@@ -125,20 +143,29 @@ def _cluster(args) -> int:
     return 0
 
 
-def _schedule(args) -> int:
+def _size(text):
+    from tlop.runtime.units import split_quantity, unit_factor, unit_kind
+
+    q = split_quantity(str(text))
+    if q is None or unit_kind(q[1]) not in ("bytes", "number") or q[0] < 0:
+        raise TlopError(f"--m {text}: expected a size such as 4MiB or 65536")
+    return q[0] * unit_factor(q[1])
+
+
+def _matrix_problem(args, m):
+    """Lowekamp's subnets of the latency matrix; L_ij the mean latency between two subnets, one
+    profile's g(m) on every link and T_j on that profile."""
     import numpy as np
 
-    from tlop.analysis.gridcast import HEURISTICS, Problem, price, schedule
+    from tlop.analysis.gridcast import Problem
     from tlop.analysis.gridcast.problem import intra_cluster_times
     from tlop.api import load
     from tlop.runtime.profile import load_profile
-    from tlop.runtime.units import format_time, split_quantity, unit_factor, unit_kind
+    from tlop.runtime.units import format_time
 
+    if args.rho is None:
+        args.rho = 0.3
     w, what, subnets = _subnets(args)
-    q = split_quantity(str(args.m))
-    if q is None or unit_kind(q[1]) not in ("bytes", "number") or q[0] < 0:
-        raise TlopError(f"--m {args.m}: expected a size such as 4MiB or 65536")
-    m = q[0] * unit_factor(q[1])
     prof = load_profile(args.profile)
     gh = load("plogp/platform")["send_gap"]
     if not gh.applies_to(prof):
@@ -149,17 +176,67 @@ def _schedule(args) -> int:
     for a in range(C):
         for b in range(C):
             if a != b:
-                L[a, b] = np.nanmean(w[np.ix_(subnets[a], subnets[b])]) * 1e-6
+                between = w[np.ix_(subnets[a], subnets[b])]
+                if not np.isfinite(between).any():
+                    from tlop.analysis.gridcast.description import GridError
+
+                    raise GridError(f"{what}: no latency between subnet {a} and subnet {b} (every edge between "
+                                    f"them is missing); the inter-cluster problem needs one")
+                L[a, b] = np.mean(between[np.isfinite(between)]) * 1e-6
     T, chosen = intra_cluster_times([len(s) for s in subnets], m, prof)
-    problem = Problem(np.full((C, C), gm), L, T)
-    print(f"{C} subnets of {what} (rho = {args.rho:g}); m = {args.m}; g(m) = {format_time(gm)} on every link "
-          f"(pLogP of '{prof.name}'); L = mean latency between subnets")
-    for k, s in enumerate(subnets):
-        print(f"  subnet {k}: {len(s):3d} nodes, T = {format_time(T[k])} ({chosen[k]})")
+    head = (f"{C} subnets of {what} (rho = {args.rho:g}); m = {args.m}; g(m) = {format_time(gm)} on every link "
+            f"(pLogP of '{prof.name}'; 001 gives no inter-cluster gaps: --grid FILE gives each link its own); "
+            f"L = mean latency between subnets")
+    sizes = [len(s) for s in subnets]
+    names = tuple(f"subnet {k}" for k in range(C))
+    return Problem(np.full((C, C), gm), L, T, 0, names), chosen, sizes, head
+
+
+def _grid_problem(args, m):
+    """The problem of a grid description: every link's own g_ij(m) and L_ij, every subnet's T_j."""
+    from tlop.analysis.gridcast.description import grid_problem, read_grid
+
+    given = [o for o, v in (("--matrix", args.matrix), ("--rho", args.rho), ("--profile", args.profile)) if v is not None]
+    if given:
+        raise TlopError(f"--grid {args.grid}: the grid description replaces {', '.join(given)}; give one or the other")
+    grid = read_grid(args.grid)
+    problem, chosen = grid_problem(grid, m)
+    head = (f"{problem.clusters} subnets of the grid description {args.grid}; m = {args.m}; "
+            f"g_ij(m) and L_ij from each link's pLogP profile, root '{grid.names[grid.root]}'")
+    return problem, chosen, list(grid.machines), head
+
+
+def _schedule(args) -> int:
+    from tlop.analysis.gridcast import HEURISTICS, schedule
+    from tlop.analysis.gridcast.pricing import schedule_program
+    from tlop.api import loads
+    from tlop.runtime.mapping import sequential
+    from tlop.runtime.profile import profile_from_dict
+    from tlop.runtime.units import format_time
+
+    m = _size(args.m)
+    if args.grid:
+        problem, chosen, sizes, head = _grid_problem(args, m)
+    else:
+        if args.profile is None:
+            args.profile = "localhost-example"
+        problem, chosen, sizes, head = _matrix_problem(args, m)
+    print(head)
+    names = problem.names
+    for k in range(problem.clusters):
+        print(f"  {names[k]}: {sizes[k]:3d} nodes, T = {format_time(problem.T[k])} ({chosen[k]})")
+    C = problem.clusters
+    if args.grid and C <= 12:
+        print("  link            g_ij(m)        L_ij")
+        for i in range(C):
+            for j in range(i + 1, C):
+                print(f"  {i:>2d}-{j:<2d}  {format_time(problem.g[i, j]):>14s} {format_time(problem.L[i, j]):>11s}")
     for h in HEURISTICS:
         sched = schedule(problem, h)
-        done = price(problem, sched)
-        print(f"{h:10s} {format_time(done.makespan):>10s}  " + " ".join(f"{i}->{j}" for i, j in sched))
+        source, prof = schedule_program(problem, sched)
+        cost = loads(source, "grid-schedule.tlop")["grid_schedule"].evaluate(
+            profile_from_dict(prof, "grid-schedule profile"), P=C, mapping=sequential(1))
+        print(f"{h:10s} {format_time(float(cost)):>10s}  " + " ".join(f"{i}->{j}" for i, j in sched))
     return 0
 
 

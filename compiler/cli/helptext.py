@@ -83,6 +83,7 @@ HELP = {
                    "each heuristic's inter-cluster schedule, or compare the heuristics by Monte-Carlo.",
                    ["tlop grid-bcast cluster --rho 0.3",
                     "tlop grid-bcast schedule --m 4MiB --profile localhost-example",
+                    "tlop grid-bcast schedule --m 4MiB --grid my-grid.json",
                     "tlop grid-bcast simulate --runs 10000 --clusters 2..50:+4 --plot grid.svg"]),
 }
 

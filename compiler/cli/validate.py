@@ -13,7 +13,10 @@ and prints the table, µ̄ and the cells where the model misses by more than 1.5
 Placement: by default all ranks share this machine's memory (mapping ``sequential(P)``, channel
 shm); ``--network`` forces the network path as ``tlop measure`` does (MPICH
 ``MPIR_CVAR_NOLOCAL=1`` and a TCP transport, Open MPI ``btl self,tcp``) and predicts with one
-rank per node (``sequential(1)``, channel net).  Progress, with an ETA, goes to stderr; Ctrl-C
+rank per node (``sequential(1)``, channel net).  With ``--library`` a schedule that is a library
+algorithm runs in the launch that forces that algorithm, and the library's collective is timed
+in alternating short batches with it (:func:`tlop.runtime.measure.engine.adaptive_pair`), so
+both see the same moments of a loaded machine.  Progress, with an ETA, goes to stderr; Ctrl-C
 stops the job keeping every finished cell, and ``--resume`` measures only what is missing.
 
 What it does not do: measure the profile (``tlop measure``), or run on several nodes by itself
@@ -91,11 +94,11 @@ def _targets_and_ranges(items):
     return targets, {**DEFAULT_RANGES, **ranges}
 
 
-def _forcing(key: str, family: str):
-    """(collective, environment, library algorithm) that makes the MPI library run the algorithm
-    schedule ``key`` ("module:algorithm") is, or None when it has none."""
+def _forcing(key: str, family: str, P: int):
+    """(collective, environment, library algorithm, label) that makes the MPI library run the
+    algorithm schedule ``key`` ("module:algorithm") is on P ranks, or None when it has none."""
     from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
-    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS
+    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS, mpich_forcing
 
     for coll, table in LIBRARY_ALGORITHMS.items():
         lib = table.get(key)
@@ -103,9 +106,14 @@ def _forcing(key: str, family: str):
             continue
         var = FORCED[family][coll][0]
         if family == "mpich" and lib.mpich:
-            return coll, {**FORCED_COMMON["mpich"], var: lib.mpich.split("_intra_", 1)[1]}, lib
+            env = mpich_forcing(coll, key, P)
+            if env is None:
+                continue
+            tree = env.get("MPIR_CVAR_BCAST_TREE_TYPE")
+            label = f"{coll} {env[var]}" + (f" ({tree}, k={env['MPIR_CVAR_BCAST_TREE_KVAL']})" if tree else "")
+            return coll, {**FORCED_COMMON["mpich"], **env}, lib, label
         if family == "openmpi" and lib.openmpi:
-            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib
+            return coll, {**FORCED_COMMON["openmpi"], var: str(lib.openmpi)}, lib, f"{coll} {lib.openmpi_name}"
     return None
 
 
@@ -147,18 +155,26 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                 key = f"{f}:{a}:P={P}:m={int(m)}:{mode}" + "".join(f":{k}={values[k][0]:g}" for k in others)
                 cell = Cell(key, f"{f}:{a}", P, float(m), plan.predicted)
                 cells.append(cell)
-                jobs.setdefault((P, ()), []).append({"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
-                                                     "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)},
-                                                     "plan": plan.as_json()})
-                forced = _forcing(f"{_module_key(f)}:{a}", family) if getattr(args, "library", False) else None
+                job = {"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
+                       "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)}, "plan": plan.as_json()}
+                forced = _forcing(f"{_module_key(f)}:{a}", family, P) if getattr(args, "library", False) else None
                 if forced is not None and not (forced[2].pow2 and P & (P - 1)):
-                    coll, env, _ = forced
-                    cell.forced = f"{coll} {next(v for k, v in env.items() if k.endswith('ALGORITHM') or k.endswith('_algorithm'))}"
-                    jobs.setdefault((P, tuple(sorted(env.items()))), []).append(
-                        {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B", "channel": mode,
-                         "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
-                         "library": {"collective": coll, "m": int(m)}, "predicted": plan.predicted})
+                    # the library's collective is timed over the same moments as the schedule, in the
+                    # launch that forces its algorithm (which leaves point-to-point alone)
+                    coll, env, _, cell.forced = forced
+                    job["paired"] = {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B",
+                                     "channel": mode,
+                                     "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
+                                     "library": {"collective": coll, "m": int(m)}, "predicted": plan.predicted}
+                    jobs.setdefault((P, tuple(sorted(env.items()))), []).append(job)
+                else:
+                    jobs.setdefault((P, ()), []).append(job)
     return cells, jobs
+
+
+def _keys(job: dict) -> list:
+    """The sample keys a job entry measures: its own and its paired library run's."""
+    return [job["key"]] + ([job["paired"]["key"]] if "paired" in job else [])
 
 
 class _Progress:
@@ -210,7 +226,7 @@ def run(args) -> int:
     if args.overwrite and samples.exists():
         samples.unlink()
     done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
-    todo = sum(1 for cs in jobs.values() for c in cs if c["key"] not in done)
+    todo = sum(1 for cs in jobs.values() for c in cs for k in _keys(c) if k not in done)
     env = dict(extra)
     env.update(launch.forced_network_env(flavor) if args.network else {})
     if flavor["family"] == "openmpi":
@@ -219,11 +235,12 @@ def run(args) -> int:
             "warmup": 3}
     progress = _Progress(todo, args.quiet)
     if not args.quiet:
-        print(f"tlop validate: {todo} of {sum(len(cs) for cs in jobs.values())} runs to measure with {Path(mpiexec).name} "
+        total = sum(len(_keys(c)) for cs in jobs.values() for c in cs)
+        print(f"tlop validate: {todo} of {total} runs to measure with {Path(mpiexec).name} "
               f"({flavor.get('version') or flavor['family']})", file=sys.stderr)
     try:
         for i, (P, forcing) in enumerate(sorted(jobs)):
-            pending = [c for c in jobs[(P, forcing)] if c["key"] not in done]
+            pending = [c for c in jobs[(P, forcing)] if any(k not in done for k in _keys(c))]
             if not pending:
                 continue
             job = out / f"job-{i}-P{P}.json"

@@ -21,7 +21,10 @@ and the notes:
 * ``R_N`` of ``cpu_off_node`` is the largest aggregate rate the max-rate benchmark saw on the
   network channel (with one pair, that is one process's rate: a lower bound of R_N);
 * the CUDA copies (pinned host memory) go to ``h2d_on_socket`` and ``d2h_on_socket``; the
-  measuring process's socket relative to the GPU is not controlled, which the notes say.
+  measuring process's socket relative to the GPU is not controlled, which the notes say.  003
+  Table II has one α + β·s line per path, so a piecewise copy fit becomes one line: α of its
+  first segment (the small copies, where α dominates) and β of its last (the large ones, where
+  β does); with one segment that is the fit itself.
 
 What it does not do: measure GPU-to-GPU paths (GPUDirect, CUDA-aware MPI) — no benchmark does —
 so the GPU strategies of ``stdlib/postal/gpu.tlop`` need a profile such as ``summit``; or fit

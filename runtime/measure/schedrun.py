@@ -19,6 +19,9 @@ cap or a time cap (:func:`.stats.stop_reason`), and every sample is kept.
 runs: the job (JSON) lists cells (a key, a label and a plan); rank 0 skips the keys already in
 the samples file (resume), appends a record per cell (fsync'ed: an interruption loses at most
 the cell in flight) and reports progress as ``@@tlop`` events for :func:`.launch.run_ranks`.
+A cell may carry a ``paired`` cell: the MPI library's own collective with the same algorithm
+(forced by the launch's environment), timed over the same moments as the schedule
+(:func:`.engine.adaptive_pair`, alternating short batches), each stored as a record of its own.
 
 What it does not do: make plans (the compiler does, :mod:`tlop.analysis.plan`), predict, or
 import the compiler (a rank needs numpy and mpi4py only, besides this package's runtime).
@@ -26,6 +29,7 @@ import the compiler (a rank needs numpy and mpi4py only, besides this package's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -122,6 +126,15 @@ def schedule_kernel(comm, plan: dict, wtime):
     return kernel, check
 
 
+def _library_kernel(comm, cell: dict):
+    """The timed kernel of the MPI library's own collective of a ``library`` cell."""
+    from mpi4py import MPI
+
+    from tlop.runtime.measure.bench_coll import collective
+
+    return collective(comm, cell["library"]["collective"], "mpi", int(cell["library"]["m"]), MPI.Wtime)
+
+
 def _emit(**ev) -> None:
     from tlop.runtime.measure.worker import EVENT_PREFIX
 
@@ -133,7 +146,7 @@ def main(argv=None) -> int:
     """One rank of a schedule-run job: ``python -m tlop.runtime.measure.schedrun JOB.json``."""
     from mpi4py import MPI
 
-    from tlop.runtime.measure.engine import Watchdog, adaptive
+    from tlop.runtime.measure.engine import Watchdog, adaptive, adaptive_pair
     from tlop.runtime.measure.stats import Rule, summarize
     from tlop.runtime.measure.store import SampleStore, compact, done_keys, read_records
     from tlop.runtime.measure.worker import watch_launcher
@@ -154,7 +167,7 @@ def main(argv=None) -> int:
     else:
         done = None
     done = comm.bcast(done, root=0)
-    todo = [c for c in job["cells"] if c["key"] not in done]
+    todo = [c for c in job["cells"] if c["key"] not in done or c.get("paired", {}).get("key", c["key"]) not in done]
     if rank == 0:
         _emit(event="plan", todo=len(todo), total=len(job["cells"]))
     dog = Watchdog(float(job.get("timeout", 120.0)), rank)
@@ -164,10 +177,7 @@ def main(argv=None) -> int:
                 _emit(event="start", i=i, todo=len(todo), label=cell["label"], key=cell["key"])
             dog.arm(cell["label"])
             if "library" in cell:  # the MPI library's own collective (its algorithm forced by the launch)
-                from tlop.runtime.measure.bench_coll import collective
-
-                kernel = collective(comm, cell["library"]["collective"], "mpi", int(cell["library"]["m"]), MPI.Wtime)
-                check = list
+                kernel, check = _library_kernel(comm, cell), list
             else:
                 kernel, check = schedule_kernel(comm, cell["plan"], MPI.Wtime)
             problems = comm.gather(check(), root=0)
@@ -176,19 +186,28 @@ def main(argv=None) -> int:
                 sys.stderr.write(f"schedrun: {cell['label']}: the run does not deliver what the plan says: "
                                  f"{'; '.join(flat[:5])}\n")
                 comm.Abort(5)
-            samples, reason = adaptive(comm, kernel, rule, True, MPI.Wtime)
+            if "paired" in cell:
+                pair_rule = dataclasses.replace(rule, time_cap=2 * rule.time_cap)  # each gets the cell's cap
+                measured = zip((cell, cell["paired"]), adaptive_pair(comm, kernel, _library_kernel(comm, cell["paired"]),
+                                                                    pair_rule, True, MPI.Wtime))
+            else:
+                measured = [(cell, adaptive(comm, kernel, rule, True, MPI.Wtime))]
             dog.disarm()
             if rank == 0:
-                stats = summarize(samples, rule.cl)
-                store.append({"kind": "point", "key": cell["key"], "bench": "schedule",
-                              "channel": cell.get("channel", ""), "params": cell["params"], "stop": reason,
-                              "stats": {k: v for k, v in stats.items()
-                                        if not isinstance(v, float) or np.isfinite(v)},
-                              "unit": "s", "samples": compact(samples),
-                              "predicted": cell["plan"]["predicted"] if "plan" in cell else cell.get("predicted"),
-                              "mpi_size": comm.Get_size(),
-                              "library": MPI.Get_library_version().strip().splitlines()[0][:120]})
-                _emit(event="done", key=cell["key"], label=cell["label"], median=stats["median"])
+                for c, (samples, reason) in measured:
+                    if c["key"] in done:
+                        continue
+                    stats = summarize(samples, rule.cl)
+                    store.append({"kind": "point", "key": c["key"], "bench": "schedule",
+                                  "channel": c.get("channel", cell.get("channel", "")), "params": c["params"],
+                                  "stop": reason,
+                                  "stats": {k: v for k, v in stats.items()
+                                            if not isinstance(v, float) or np.isfinite(v)},
+                                  "unit": "s", "samples": compact(samples),
+                                  "predicted": c["plan"]["predicted"] if "plan" in c else c.get("predicted"),
+                                  "mpi_size": comm.Get_size(),
+                                  "library": MPI.Get_library_version().strip().splitlines()[0][:120]})
+                    _emit(event="done", key=c["key"], label=c["label"], median=stats["median"])
     finally:
         if store is not None:
             store.close()

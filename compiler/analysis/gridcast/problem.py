@@ -7,17 +7,24 @@ message between the coordinators of clusters i and j (g_ij(m), seconds), the lat
 cheapest broadcast strategy of each cluster — from the stdlib pLogP broadcasts
 (``plogp/bcast``: every closed-form row of 001/004 Table 1; segmented ones with the segment-size
 search of 004 §3, s = m/2^i) priced on a pLogP profile at the cluster's size.
+:func:`measured_problem` builds the whole problem the way 001 §4.1.3 acquires it: one pLogP
+profile measured inside each subnet (for T_j) and one measured between the coordinators of each
+pair of subnets, whose g(m) at the broadcast's size and L are g_ij(m) and L_ij — a gap and a
+latency of the pair's own, evaluated at m (a pair measured one way serves both ways, as 001 says
+symmetric links halve the C·(C − 1) measurements).
 
-What it does not do: schedule (:mod:`.heuristics`) or price a schedule (:mod:`.pricing`).
+What it does not do: schedule (:mod:`.heuristics`), price a schedule (:mod:`.pricing`), or read a
+grid description file (``tlop grid-bcast schedule --grid``, :mod:`tlop.cli.gridbcast`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Problem", "intra_cluster_times"]
+__all__ = ["Problem", "intra_cluster_times", "link_parameters", "measured_problem"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,3 +91,53 @@ def intra_cluster_times(sizes, m: float, profile) -> tuple:
         times.append(best[0])
         chosen.append(best[1])
     return np.array(times), chosen
+
+
+_LINK_SOURCE = ('model plogp\nimport "plogp/platform.tlop"\n'
+                "algorithm gap(m: bytes) = g(m)\nalgorithm latency() = L\n")
+
+
+@lru_cache(maxsize=1)
+def _link_module():
+    from tlop.api import loads
+
+    return loads(_LINK_SOURCE, "gridcast-link.tlop")
+
+
+def link_parameters(profile, m: float) -> tuple:
+    """``(g(m), L)`` of one pLogP profile: the gap of an m-byte message (the profile's table,
+    interpolated as profiles are) and the latency."""
+    mod = _link_module()
+    return float(mod["gap"].evaluate(profile, m=m)), float(mod["latency"].evaluate(profile))
+
+
+def measured_problem(m: float, sizes, intra, links: dict, root: int = 0, names=()) -> tuple:
+    """``(problem, chosen)`` for an m-byte broadcast over C subnets of ``sizes`` machines:
+    ``intra[j]`` is the pLogP profile measured inside subnet j (T_j, the cheapest stdlib
+    broadcast, and ``chosen[j]`` its name); ``links[(i, j)]`` the profile measured between the
+    coordinators of subnets i and j (g_ij(m) and L_ij), ``links[(j, i)]`` defaulting to it.  A
+    pair with no profile either way is an error naming it."""
+    C = len(sizes)
+    if len(intra) != C:
+        raise ValueError(f"one intra-subnet profile per subnet: {C} subnets, {len(intra)} profiles")
+    g = np.zeros((C, C))
+    L = np.zeros((C, C))
+    memo: dict = {}
+    for i in range(C):
+        for j in range(C):
+            if i == j:
+                continue
+            prof = links.get((i, j), links.get((j, i)))
+            if prof is None:
+                who = f"'{names[i]}' and '{names[j]}'" if names else f"{i} and {j}"
+                raise ValueError(f"no pLogP profile for the link between subnets {who}")
+            if id(prof) not in memo:
+                memo[id(prof)] = link_parameters(prof, m)
+            g[i, j], L[i, j] = memo[id(prof)]
+    T = np.zeros(C)
+    chosen = []
+    for j in range(C):
+        t, c = intra_cluster_times([sizes[j]], m, intra[j])
+        T[j] = t[0]
+        chosen.append(c[0])
+    return Problem(g, L, T, root, tuple(names)), chosen

@@ -23,10 +23,15 @@ import numpy as np
 
 from tlop.analysis.gridcast.heuristics import HEURISTICS
 
-__all__ = ["TABLE3", "random_problems", "makespans", "simulate", "CHUNK_RUNS"]
+__all__ = ["TABLE3", "random_problems", "makespans", "simulate", "CHUNK_RUNS", "MAX_CLUSTERS"]
 
-#: runs simulated at a time
+#: runs simulated at a time (fewer for many clusters: see :data:`CHUNK_ELEMENTS`)
 CHUNK_RUNS = 500
+#: at most this many matrix entries (runs × C × C) per array of a chunk, ~20 MB: a chunk of
+#: 500 runs up to 70 clusters, one run of 1000 clusters
+CHUNK_ELEMENTS = 2_500_000
+#: the most clusters :func:`simulate` takes (a run holds several C × C matrices)
+MAX_CLUSTERS = 1000
 
 #: 001 Table 3, seconds: parameter -> (minimum, maximum)
 TABLE3 = {"L": (1e-3, 15e-3), "g": (100e-3, 600e-3), "T": (20e-3, 3000e-3)}
@@ -172,6 +177,8 @@ def simulate(cluster_counts, runs: int = 10_000, seed: int = 0, heuristics=HEURI
     random problems for a given count.  Runs are drawn and simulated ``chunk`` at a time (the
     arrays of a chunk stay in cache); ``progress(runs_done)`` is called after each chunk of each
     heuristic, ``runs_done`` counting up to ``len(cluster_counts) * runs * len(heuristics)``."""
+    if max(cluster_counts, default=2) > MAX_CLUSTERS:
+        raise ValueError(f"at most {MAX_CLUSTERS} clusters, got {max(cluster_counts)}")
     rng = np.random.default_rng(seed)
     out = {h: [] for h in heuristics}
     done = 0
@@ -179,7 +186,7 @@ def simulate(cluster_counts, runs: int = 10_000, seed: int = 0, heuristics=HEURI
         sums = dict.fromkeys(heuristics, 0.0)
         left = runs
         while left > 0:
-            n = min(chunk, left)
+            n = min(chunk, left, max(1, CHUNK_ELEMENTS // (int(C) * int(C))))
             g, L, T = random_problems(rng, n, int(C))
             for h in heuristics:
                 sums[h] += float(makespans(h, g, L, T).sum())
