@@ -109,13 +109,15 @@ def _variant_uses(body, transmissions: dict) -> set:
 
 
 def check_transmission_expansion(transmissions: dict, algorithms: dict, sink,
-                                 limit: int = MAX_EXPANDED_NODES) -> None:
+                                 limit: int = MAX_EXPANDED_NODES, unweighted: TreeSizes | None = None) -> None:
     """Report every transmission and algorithm whose expansion (transmissions evaluated through
     their variants' bodies) exceeds ``limit``.  Transmissions must be acyclic (checked before;
     a cycle met here is left alone).  A transmission reported once counts as small afterwards, so
     one mistake is reported once, at the transmission where the expansion first crosses the limit."""
     weights: dict[str, int] = {}
-    sizes = TreeSizes(weights)
+    # without transmissions every weight is 0: the sizes the caller measured already (``unweighted``,
+    # a TreeSizes without weights) are these sizes
+    sizes = unweighted if unweighted is not None and not transmissions else TreeSizes(weights)
     uses = {name: set().union(*(_variant_uses(v.body, transmissions) for v in variants))
             for name, variants in transmissions.items()}
     state: dict[str, int] = {}  # 1 in progress, 2 done
