@@ -186,6 +186,8 @@ def evaluate_row(row: dict, variant: str = "plain") -> Optional[float]:
         return None
     names = {p.name for p in alg.params}
     args = {"P": row["P"], "m": row["m"]}
+    if "counts" in names:  # gatherv: the library's rows give every rank the same m (m_r = m)
+        args["counts"] = args.pop("m")
     if "root" in names and row["root"] >= 0:
         args["root"] = row["root"]
     prof = profile_for(row["platform"], row["channels"], variant)

@@ -26,6 +26,7 @@ _LAZY = {
     "TlopError": ("tlop.runtime.diagnostics", "TlopError"),
     "sequential": ("tlop.runtime.mapping", "sequential"), "round_robin": ("tlop.runtime.mapping", "round_robin"),
     "read_layout": ("tlop.runtime.mapping", "read_layout"),
+    "per_rank": ("tlop.runtime.per_rank", "per_rank"),
     "estimate_contention_ratio": ("tlop.contention", "estimate_contention_ratio"),
 }
 
@@ -56,4 +57,4 @@ def default_profile():
 
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "TlopError", "load_profile", "default_profile",
-           "sequential", "round_robin", "read_layout", "estimate_contention_ratio", "__version__"]
+           "sequential", "round_robin", "read_layout", "per_rank", "estimate_contention_ratio", "__version__"]

@@ -148,6 +148,10 @@ class AlgorithmHandle:
         prof = as_profile(profile)
         req = self.requirements()
         names = set(prof.table_names())
+        if getattr(prof, "hloggp", None) is not None:  # its tables, keyed for a configuration when evaluated
+            from tlop.runtime.hloggp import TABLES
+
+            names |= set(TABLES.values())
         scalars = set(prof.scalar_names())
         program = self.module.program
         if not (all(t in names or f"{program.tables[t].model}.{t}" in names for t in req["tables"])
@@ -181,6 +185,10 @@ class AlgorithmHandle:
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
         many times with scalar arguments on one profile and mapping is compiled and then
         answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
+            from tlop.runtime.hloggp import for_mapping
+
+            profile = for_mapping(profile, mapping, self.module.program)
         if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
             ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
             if ev is not None:
@@ -214,7 +222,8 @@ class AlgorithmHandle:
 
         from tlop.backends.binding import binder_for, broadcast_shape
 
-        arrays = {k: v for k, v in args.items() if not isinstance(v, str) and np.ndim(v)}
+        per_rank = {p.name for p in self.ir.params if p.per_rank is not None}  # one vector, never an axis
+        arrays = {k: v for k, v in args.items() if not isinstance(v, str) and k not in per_rank and np.ndim(v)}
         if not arrays:  # one point: its cost, or NaN when its arguments are refused
             if not binder_for(self.module.program, self.ir).valid_mask(args):
                 return math.nan
@@ -235,6 +244,9 @@ class AlgorithmHandle:
         (``invalid="raise"``: an error)."""
         from tlop.grid import evaluate_grid
 
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, self.module.program)
         return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
@@ -245,10 +257,13 @@ class AlgorithmHandle:
         :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, self.module.program)
         return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
-        sig = ", ".join(f"{p.name}: {p.type}" for p in self.ir.params)
+        sig = ", ".join(f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank else "") for p in self.ir.params)
         return f"<tlop algorithm {self.name}({sig})>"
 
     def _repr_latex_(self):

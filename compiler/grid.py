@@ -53,6 +53,8 @@ class Grid:
 
     def _label(self, name, v) -> str:
         t = self.types.get(name)
+        if hasattr(v, "elements"):  # a per-rank argument (tlop.runtime.per_rank.PerRankValues)
+            return v.text(lambda x: self._label(name, x))
         if t == "channel":
             return self.channels[int(v)]
         if t == "bytes":
@@ -105,9 +107,16 @@ def evaluate_grid(handle, profile, mapping, invalid: str, axes: dict) -> Grid:
     program = handle.module.program
     types = {p.name: p.type for p in handle.ir.params}
     swept, fixed = {}, {}
+    per_rank = {p.name for p in handle.ir.params if p.per_rank is not None}
     for k, v in axes.items():
         if k not in types:
             handle.bind({k: 0})  # the standard message: no such parameter
+        if k in per_rank:  # one vector (or one value for every rank) for the whole grid, never an axis
+            from tlop.runtime.per_rank import parse_per_rank_text, per_rank as vector
+
+            fixed[k] = (parse_per_rank_text(k, v, lambda t: parse_cli_value(t, types[k], k, program))
+                        if isinstance(v, str) else float(v) if np.ndim(v) == 0 else vector(v))
+            continue
         vals = [v] if isinstance(v, (str, int, float)) or np.ndim(v) == 0 else list(np.ravel(v))
         vals = [parse_cli_value(x, types[k], k, program) if isinstance(x, str) else float(x) for x in vals]
         (swept if len(vals) > 1 else fixed)[k] = vals if len(vals) > 1 else vals[0]

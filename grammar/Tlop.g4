@@ -42,7 +42,9 @@ channelParam : '[' name=ID ':' type=typeRef ']' ;
 
 paramList : param (',' param)* ','? ;
 
-param : name=ID ':' type=typeRef (op=compareOp bound=additive)? ('=' default=expr)? ;
+// `counts: bytes[P]`: one value per process (a per-rank parameter of an algorithm, read as
+// `counts[r]`; P names an int parameter of the same algorithm).
+param : name=ID ':' type=typeRef (perRank='[' ranks=ID ']')? (op=compareOp bound=additive)? ('=' default=expr)? ;
 
 // A type: a base name, or a product/quotient of number types with constant exponents
 // (time/bytes, bytes^2, real/time).

@@ -35,6 +35,8 @@ CODES = (
     ("E004", "unknown type or unit", r"^unknown (type|unit)\b"),
     ("E080", "a claim or assumption of tlop prove (malformed, untyped, not encodable for the solver)",
      r"^a claim |^cannot tell the type|^cannot encode|at the counterexample|is passed as .+ and as "),
+    ("E024", "a per-rank parameter or argument (counts: bytes[P]): its declaration, its number of values",
+     r"\bper-rank\b"),
     ("E023", "process configuration (a configuration table, its fields, per-process values, partitions)",
      r"configuration|per-process|one value per process|is one value|its fields: |fields are int|"
      r"\]: the index is outside|is declared '|^not valid JSON"),

@@ -156,6 +156,8 @@ class Profile:
         self.metadata: dict = v.metadata
         self.path: Optional[Path] = path
         self.fits: dict = v.fits
+        #: HLogGP parameters per pair of node types (:mod:`tlop.runtime.hloggp`), or None
+        self.hloggp = v.hloggp
         self.interpolation: Interpolation = v.interpolation
         self.channels: dict = {n: ChannelInfo(n, kind, desc) for n, (kind, desc) in v.channels.items()}
         self.bindings: dict = dict(v.bind)
@@ -336,7 +338,7 @@ class Profile:
                     t["tau"] = _grid_list(raw.tau)
                 t["values"] = raw.values.tolist()
                 tables[name][key] = t
-        return {
+        out = {
             "tlop_profile": FORMAT_VERSION,
             "name": self.name,
             "metadata": copy.deepcopy(self.metadata),
@@ -349,6 +351,9 @@ class Profile:
             "scalars": {n: dict(per) for n, per in self._scalars.items()},
             "fits": copy.deepcopy(self.fits),
         }
+        if self.hloggp is not None:
+            out["hloggp"] = self.hloggp.to_dict()
+        return out
 
     def fingerprint(self) -> str:
         """A sha256 hex digest of everything that affects a cost (channels, bindings,
@@ -385,7 +390,8 @@ def bundled_profiles() -> dict:
 
 
 def load_profile(spec: Union[str, os.PathLike]) -> Profile:
-    """Load a bundled profile by name (``"metropolis"``) or a profile file by path."""
+    """Load a bundled profile by name (``"metropolis"``), an example shipped with tlop
+    (``"examples/fermi-hloggp"``), or a profile file by path."""
     s = os.fspath(spec)
     if not isinstance(s, str):
         s = os.fsdecode(s)
@@ -400,6 +406,9 @@ def load_profile(spec: Union[str, os.PathLike]) -> Profile:
         path = bundled[s]
     else:
         path = Path(s)
+        example = _bundled_dir() / "examples" / f"{s[len('examples/'):]}.json"
+        if not path.is_file() and s.startswith("examples/") and example.is_file():
+            path = example  # an example profile shipped with tlop: examples/fermi-hloggp
         if not path.is_file():
             if looks_like_path or not bundled:
                 reason = ("is a directory" if path.is_dir() else

@@ -49,7 +49,7 @@ TRANSMISSION_KINDS = ("shm", "tcp", "rdma")
 ANY_CHANNEL = "*"
 
 _TOP_KEYS = ("tlop_profile", "name", "metadata", "interpolation", "channels", "bind", "tables",
-             "scalars", "fits")
+             "scalars", "fits", "hloggp")
 _CHANNEL_KEYS = ("transmission", "path", "description")
 #: the kind a path channel reports (a channel ``{"path": true}``: a data path of the postal and
 #: max-rate models, 003, that is not a τ-Lop transmission channel; no transmission decomposes on it)
@@ -89,6 +89,7 @@ class ValidatedProfile:
     tables: dict              # table name -> {channel key -> RawTable}
     scalars: dict             # scalar name -> {channel key -> float}
     fits: dict = field(default_factory=dict)
+    hloggp: Any = None        # HLogGP parameters per pair of node types (tlop.runtime.hloggp), or None
 
 
 def field_path(path) -> str:
@@ -295,8 +296,13 @@ class _Checker:
         tables = self.tables(d.get("tables", {}), channels)
         scalars = self.scalars(d.get("scalars", {}), channels)
         fits = self.obj(d.get("fits", {}), ("fits",))
+        hloggp = None
+        if "hloggp" in d:
+            from tlop.runtime.hloggp import check_section
+
+            hloggp = check_section(self, d["hloggp"])
         return ValidatedProfile(name, self.plain(metadata, ["metadata"]), interpolation, channels,
-                                bind, tables, scalars, self.plain(fits, ["fits"]))
+                                bind, tables, scalars, self.plain(fits, ["fits"]), hloggp)
 
     def plain(self, v, path: list):
         """Deep copy of free-form JSON (metadata, fits) into plain dicts and lists, refusing

@@ -85,7 +85,7 @@ def test_real_trees_for_every_P_one_rank_per_node(P):
 def test_gatherv_is_one_linear_stage():
     """P − 1 transfers into the root at once: τ = P − 1 on one node."""
     prof, m = PROFILES["metropolis"], 1024.0
-    one = GATHER["gatherv"].evaluate(prof, P=8, m=m, mapping=ONE_NODE)
+    one = GATHER["gatherv"].evaluate(prof, P=8, counts=m, mapping=ONE_NODE)  # every rank m
     assert _close(one, GATHER["linear"].evaluate(prof, P=8, m=m, mapping=ONE_NODE))
     assert _close(one, float(prof.table("o", "shm").lookup(m) + 2 * prof.table("L", "shm").lookup(m, 7)))
 

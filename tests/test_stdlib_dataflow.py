@@ -147,8 +147,9 @@ def test_every_dataflow_schedule_evaluates_for_every_P(coll):
             lo = int(alg.ir.params[0].constraint[1].value)
             kw = {"seg": 16000.0} if "seg" in [p.name for p in alg.ir.params] else {}
             P = np.array([p for p in (1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 40) if p >= lo], dtype=float)
-            small = alg.evaluate(prof, P=P, m=1000.0, mapping=tlop.sequential(4), **kw)
-            big = alg.evaluate(prof, P=P, m=64000.0, mapping=tlop.sequential(4), **kw)
+            size = "counts" if "counts" in [p.name for p in alg.ir.params] else "m"  # gatherv: every rank's m
+            small = alg.evaluate(prof, P=P, **{size: 1000.0}, mapping=tlop.sequential(4), **kw)
+            big = alg.evaluate(prof, P=P, **{size: 64000.0}, mapping=tlop.sequential(4), **kw)
             assert np.all(np.isfinite(small)) and np.all(small >= 0), (model, name)
             assert np.all(big >= small), (model, name)
 
@@ -185,23 +186,26 @@ algorithm gatherv_sized(P: int >= 1, root: int >= 0 = 0) over map: mapping =
 
 
 @pytest.mark.parametrize("model", ["taulop", "loggp"])
-def test_a_gatherv_with_per_rank_sizes_is_a_user_schedule(model, tmp_path):
-    """The stdlib's gatherv is the library's (m bytes from every rank); per-rank sizes are a
-    size that depends on the rank, written as a def (docs/stdlib.rst)."""
+def test_the_stdlib_gatherv_takes_per_rank_sizes_like_a_user_schedule(model, tmp_path):
+    """The stdlib's gatherv takes a per-rank counts vector; it equals a user schedule whose
+    size is a def of the rank, and (LogGP) the root receiving in order of arrival."""
     src = tmp_path / "gv.tlop"
     src.write_text(GATHERV_USER.format(model=model))
     mod = tlop.load(str(src))
-    if model == "loggp":
-        for P in (2, 5, 9):
-            got = float(mod["gatherv_sized"].evaluate(LOGGP, P=P, mapping=tlop.sequential(4)))
-            sizes = sorted((1024.0 if r < 4 else 65536.0) for r in range(1, P))
+    gatherv = tlop.load(f"{model}/gather")["gatherv"]
+    prof = LOGGP if model == "loggp" else tlop.load_profile("lusitania")
+    for P, mapping in ((2, tlop.sequential(4)), (5, tlop.sequential(4)), (9, tlop.round_robin(4))):
+        counts = [1024.0 if r < 4 else 65536.0 for r in range(P)]
+        user = float(mod["gatherv_sized"].evaluate(prof, P=P, mapping=mapping))
+        assert float(gatherv.evaluate(prof, P=P, counts=counts, mapping=mapping)) == user
+        if model == "loggp":
+            sizes = sorted(counts[1:])
             # all send at 0; the root receives in order of arrival (the small ones first), a gap apart
             t = -math.inf
             for k, x in enumerate(sizes):
                 t = max(hop(x), t + gap(x)) if k else hop(x)
-            assert got == pytest.approx(t, rel=1e-12)
-    else:
-        prof = tlop.load_profile("lusitania")
+            assert user == pytest.approx(t, rel=1e-12)
+    if model == "taulop":
         one = tlop.sequential(64)
         got = float(mod["gatherv_sized"].evaluate(prof, P=8, mapping=one))
         big = float(tlop.load("taulop/gather")["linear"].evaluate(prof, P=8, m=65536.0, mapping=one))

@@ -79,7 +79,8 @@ compare_ops = st.sampled_from(["<", "<=", ">", ">=", "==", "!="])
 def params(draw):
     constrained = draw(st.booleans())
     return A.Param(draw(names), draw(types), draw(compare_ops) if constrained else None,
-                   draw(exprs) if constrained else None, draw(st.one_of(st.none(), exprs)))
+                   draw(exprs) if constrained else None, draw(st.one_of(st.none(), exprs)),
+                   per_rank=draw(st.one_of(st.none(), st.none(), names)))  # counts: bytes[P]
 
 
 param_lists = st.lists(params(), max_size=3).map(tuple)

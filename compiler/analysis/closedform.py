@@ -373,6 +373,8 @@ class _Deriver:
             raise NoClosedForm("node(…) outside a stage depends on the mapping's placement of one rank")
         if isinstance(e, ir.ConfigRef):
             raise NoClosedForm(f"{e.config}.{e.field} reads a configuration's table")
+        if isinstance(e, ir.PerRankArg):
+            raise NoClosedForm(f"{e.name}[…] reads a per-rank argument")
         if isinstance(e, ir.Let):
             binds = tuple((n, self.walk(v)) for n, v in e.bindings)
             saved, saved_known = dict(self.lets), dict(self.known)

@@ -512,6 +512,10 @@ class Encoder(ExprFunctor):
             return self.func(key, 0)()
         return self.func(key, 1)(self._e(e.index, env, conc))
 
+    def _e_PerRankArg(self, e, env, conc):
+        """``counts[r]``: an uninterpreted function of the index, one per per-rank parameter."""
+        return self.func(f"per_rank_{e.name}", 1)(self._e(e.index, env, conc))
+
     def _e_item(self, e, env, conc):
         raise TlopError(f"a schedule item ({type(e).__name__.lower()}) outside a stage", e.span)
 

@@ -169,6 +169,11 @@ class Binder:
                     alg.span))
         env: dict = {}
         for p in self.params:
+            if p.sig.per_rank is not None:
+                v = self._per_rank(p, args, strings, problems)
+                if v is not None:
+                    env[p.name] = v
+                continue
             if p.name in args:
                 v = args[p.name]
                 t = type(v)
@@ -203,6 +208,11 @@ class Binder:
                 problems.append(problem)
                 continue
             env[p.name] = v
+        for p in self.params:
+            if p.sig.per_rank is not None and p.name in env and p.sig.per_rank in env:
+                problem = self._check_length(p, env[p.name], env[p.sig.per_rank])
+                if problem is not None:
+                    problems.append(problem)
         if not problems and self.requires is not None:
             problem = self._check_requires(env)
             if problem is not None:
@@ -210,6 +220,105 @@ class Binder:
         if problems:
             raise TlopError(problems)
         return env
+
+    # ------------------------------------------------------------------ per-rank parameters
+    def _per_rank(self, p: _Param, args: Mapping[str, Any], strings: bool, problems: list):
+        """The :class:`tlop.runtime.per_rank.PerRankValues` of a per-rank parameter (``counts:
+        bytes[P]``), every value checked as a plain argument's; None after reporting a problem."""
+        import numpy as np
+
+        from tlop.runtime.per_rank import PerRankValues, parse_per_rank_text
+
+        if p.name not in args:
+            if p.sig.default is None:
+                problems.append(Diagnostic(f"missing argument '{p.name}' ({p.type}[{p.sig.per_rank}], one value for "
+                                           f"each process) for '{self.alg.name}'", p.span))
+                return None
+            got = PerRankValues(fill=p.default)
+        else:
+            v = args[p.name]
+            if isinstance(v, PerRankValues):
+                got = PerRankValues(v.values, v.fill)
+            elif isinstance(v, str):
+                if not strings:
+                    problems.append(Diagnostic(f"argument {p.name}: expected numbers (a list, a 1-D array or one "
+                                               f"number), got the string '{v}'", p.span))
+                    return None
+                try:
+                    got = parse_per_rank_text(p.name, v, lambda t: parse_cli_value(t, p.type, p.name, self.program))
+                except TlopError as e:
+                    problems.extend(Diagnostic(d.message, p.span) for d in e.diagnostics)
+                    return None
+            else:
+                try:
+                    arr = np.asarray(v, dtype=float)
+                except (TypeError, ValueError, OverflowError):
+                    problems.append(Diagnostic(f"argument {p.name}: expected numbers (a list, a 1-D array or one "
+                                               f"number), got {type(v).__name__}", p.span))
+                    return None
+                if arr.ndim > 1:
+                    problems.append(Diagnostic(
+                        f"argument {p.name}: per-rank values are a list or a 1-D array (axis 0 is the rank), "
+                        f"not an array of shape {arr.shape}; evaluate one call per vector", p.span))
+                    return None
+                got = PerRankValues(fill=float(arr)) if arr.ndim == 0 else PerRankValues(arr)
+        got.ranks = p.sig.per_rank
+        problem = self._check_elements(p, got)
+        if problem is not None:
+            problems.append(problem)
+            return None
+        return got
+
+    def _check_elements(self, p: _Param, got) -> Optional[Diagnostic]:
+        """NaN, integrality and the constraint of every value of a per-rank argument, naming the
+        first offending rank."""
+        import numpy as np
+
+        if got.values is None:
+            return self._check_scalar(p, got.fill)
+        arr = got.values
+        with np.errstate(invalid="ignore"):
+            bad = np.isnan(arr)
+            if bad.any():
+                return Diagnostic(f"argument {p.name}[{int(np.flatnonzero(bad)[0])}] is NaN", p.span)
+            if p.kind.integer:
+                bad = arr != np.floor(arr)
+                if bad.any():
+                    r = int(np.flatnonzero(bad)[0])
+                    return Diagnostic(f"argument {p.name}[{r}] = {arr[r]:g} must be an integer ({p.name}: {p.type})",
+                                      p.span)
+            if p.op is not None:
+                bad = ~getattr(np, _NP_OPS[p.op])(arr, p.bound)
+                if bad.any():
+                    r = int(np.flatnonzero(bad)[0])
+                    more = f" ({int(bad.sum())} of {arr.size} values)" if bad.sum() > 1 else ""
+                    return Diagnostic(f"argument {p.name}[{r}] = {arr[r]:g} violates the constraint "
+                                      f"{p.name} {p.op} {p.bound:g}{more}", p.cspan)
+        return None
+
+    def _check_length(self, p: _Param, got, P) -> Optional[Diagnostic]:
+        """A vector of per-rank values has one value for each of the ``P`` processes (``P`` a
+        float, or an array whose values are all that length)."""
+        import numpy as np
+
+        if got.values is None:
+            return None
+        n = len(got.values)
+        ranks = p.sig.per_rank
+        if type(P) is float:
+            if P == n:
+                return None
+            return Diagnostic(f"argument {p.name}: {n} per-rank value{'s' if n != 1 else ''}, but {ranks} = {P:g}; "
+                              f"give one for each rank 0 … {ranks} − 1", p.span)
+        values = np.unique(np.asarray(P, dtype=float))
+        if np.all(values == n):
+            return None
+        if len(values) == 1:
+            return self._check_length(p, got, float(values[0]))
+        shown = ", ".join(f"{v:g}" for v in values[:4]) + (", …" if len(values) > 4 else "")
+        return Diagnostic(f"argument {p.name}: {n} per-rank values, but {ranks} takes several values ({shown}); a "
+                          f"vector fits one process count: give one number for every rank, or one call per {ranks}",
+                          p.span)
 
     # ------------------------------------------------------------------ invalid points
     def valid_mask(self, args: Mapping[str, Any]):
@@ -222,6 +331,8 @@ class Binder:
 
         env = {}
         for p in self.params:
+            if p.sig.per_rank is not None:
+                continue  # one vector for the whole call: bind() checks it
             if p.name in args and not isinstance(args[p.name], str) and not p.kind.channel:
                 env[p.name] = np.asarray(args[p.name], dtype=float)
             elif p.name not in args and p.sig.default is not None and not p.kind.channel:
@@ -367,7 +478,7 @@ class Binder:
         n = max((np.size(v) for v in columns.values()), default=1)
         ok = np.ones(n, dtype=bool)
         for p in self.params:
-            if p.op is None:
+            if p.op is None or p.sig.per_rank is not None:
                 continue
             value = columns[p.name] if p.name in columns else p.default if p.sig.default is not None else None
             if value is None:
@@ -376,6 +487,8 @@ class Binder:
         if self.requires is not None:
             env = {}
             for p in self.params:
+                if p.sig.per_rank is not None:
+                    continue  # a 'where' cannot read it
                 if p.name in columns:
                     env[p.name] = np.asarray(columns[p.name], dtype=float)
                 elif p.sig.default is not None:

@@ -565,6 +565,27 @@ class Interpreter(ExprFunctor):
         return float(out) if out.ndim == 0 else out
 
 
+    def _eval_PerRankArg(self, e, env, conc):
+        from tlop.runtime.per_rank import PerRankValues
+
+        values = env.get(e.name)
+        if not isinstance(values, PerRankValues):
+            raise EvalError(f"no value for '{e.name}' (one value for each process)", e.span)
+        idx = self._eval(e.index, env, conc)
+        P = env.get(values.ranks) if values.values is None else None
+        out = values.at(idx, P if P is not None else np.inf)
+        if out is None:
+            n = len(values.values) if values.values is not None else P
+            r = values.first_bad_index(idx, P if P is not None else np.inf)
+            raise EvalError(f"{e.name}[{r:g}]: the rank is outside 0 … {_count(n) - 1} (P = {_count(n)})", e.span)
+        return out
+
+
+def _count(n) -> int:
+    """A process count for a message (the first of an array's)."""
+    return int(np.ravel(np.asarray(n, dtype=float))[0])
+
+
 def _union(starts: np.ndarray, stops: np.ndarray):
     """The integer intervals ``[first, last]`` covering every non-empty ``[start, stop]``,
     merged where they touch or overlap, in increasing order."""

@@ -200,6 +200,9 @@ class _Printer:
         name = self.name(f"{e.config}.{e.field}")
         return (name + ("[" + self.show(e.index, True) + "]" if e.index is not None else ""), _ATOM)
 
+    def f_PerRankArg(self, e, compact):
+        return (self.name(e.name) + "[" + self.show(e.index, True) + "]", _ATOM)
+
     def f_Stage(self, e, compact):
         return (self.stage([self.show(i, True) for i in e.items]), _ATOM)
 

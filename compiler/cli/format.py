@@ -48,7 +48,9 @@ def number_text(v) -> str:
 
 def param_text(ptype: str, v, channels=(), unit=None) -> str:
     """A parameter value the way it is written on the command line: ``1MiB``, ``16``,
-    ``0.2 ns``, ``shm``."""
+    ``0.2 ns``, ``shm``; a per-rank argument as ``[1KiB, 2KiB, …]`` (one value: that value)."""
+    if hasattr(v, "elements"):  # tlop.runtime.per_rank.PerRankValues
+        return v.text(lambda x: param_text(ptype, x, channels, unit))
     if ptype == "channel":
         return channels[int(v)]
     if ptype == "bytes":
@@ -93,7 +95,11 @@ def number_json(v):
 
 def param_json(ptype: str, v, channels=()):
     """A parameter value for JSON: a channel by name, a count or size as an integer when whole,
-    a time in seconds (a float)."""
+    a time in seconds (a float); a per-rank argument as the list of its values (one value: that
+    value)."""
+    if hasattr(v, "elements"):  # tlop.runtime.per_rank.PerRankValues
+        return (param_json(ptype, v.fill, channels) if v.values is None
+                else [param_json(ptype, x, channels) for x in v.values])
     if ptype == "channel":
         return channels[int(v)]
     if ptype == "time":

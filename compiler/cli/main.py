@@ -112,20 +112,26 @@ def _point(args, handle, items) -> dict:
     return point
 
 
-def _engine(args, handle, profile, points: int = 2):
+def _engine(args, handle, profile, points: int = 2, mapping=None):
     """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
     single point (``points == 1``: compiling, even from the on-disk cache, costs more than
     the one evaluation) and for algorithms the JIT does not compile (schedules), and the JIT
-    otherwise.  ``--mapping`` is applied to algorithms over a process mapping."""
+    otherwise.  ``--mapping`` is applied to algorithms over a process mapping (``mapping``, when
+    given, instead: a configuration of ``tlop sweep --config M1..M16``)."""
     from tlop import ir
     from tlop.backends.binding import bind_mapping
 
-    mapping = _mapping(args, handle)
+    mapping = _mapping(args, handle) if mapping is None else mapping
+    if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
+        from tlop.runtime.hloggp import for_mapping
+
+        profile = for_mapping(profile, mapping, handle.module.program)
     engine = getattr(args, "engine", "auto")
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
     schedules = "count" if engine == "auto" else "sort"
-    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)):
+    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)
+                             or any(p.per_rank is not None for p in handle.params)):  # the JIT refuses those
         engine = "interp"
     if engine in ("auto", "jit"):
         try:
@@ -371,7 +377,7 @@ def _signature(p, program) -> str:
     """``P: int >= 1`` / ``c: channel = shm`` for a parameter."""
     from tlop.backends.interp import Interpreter
 
-    out = f"{p.name}: {p.type}"
+    out = f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank is not None else "")
     const = Interpreter(program, None)
     if p.constraint is not None and p.constraint_span is not None:  # not the implicit "size >= 0"
         op, bound = p.constraint
@@ -421,6 +427,19 @@ def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
     limit = DEFAULT_MAX_POINTS if max_points is None else max_points
     axes = {k: parse_axis(k, v, ptypes[k], program, limit) for k, v in raw.items()}
     return Grid(axes, limit)
+
+
+def _per_rank_arguments(raw: dict, params, ptypes: dict, program) -> dict:
+    """The per-rank arguments of ``raw`` (``counts=1KiB,2KiB,…``, ``counts=@sizes.json``, one
+    value), taken out of it and parsed: one vector for every point of a grid, never an axis."""
+    names = {p.name for p in params if p.per_rank is not None and p.name in raw}
+    if not names:
+        return {}
+    from tlop.backends.binding import parse_cli_value
+    from tlop.runtime.per_rank import parse_per_rank_text
+
+    return {k: parse_per_rank_text(k, raw.pop(k), lambda t, k=k: parse_cli_value(t, ptypes[k], k, program))
+            for k in sorted(names)}
 
 
 def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
@@ -514,6 +533,10 @@ def _plot_wrote(args) -> None:
 
 
 def cmd_sweep(args) -> int:
+    if getattr(args, "config", None) or getattr(args, "layout", None):  # a sweep over configurations
+        from tlop.cli import config_sweep
+
+        return config_sweep.run(args)
     if not _plot_checked(args, "sweep"):
         return 2  # a missing optional dependency
     rc = _sweep(args)
@@ -530,6 +553,7 @@ def _sweep(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+    per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
@@ -540,7 +564,7 @@ def _sweep(args) -> int:
         from tlop.cli.grid import CHUNK_POINTS
 
         for start, columns in grid.chunks(size or CHUNK_POINTS):
-            yield columns, _evaluate_columns(run, h, columns, ptypes)
+            yield columns, _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
 
     if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
         from tlop.cli.distributed import distributed_chunks
@@ -690,6 +714,7 @@ def _best(args) -> int:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
     program = candidates[0].module.program
+    per_rank = _per_rank_arguments(raw, [p for h in candidates for p in h.params], ptypes, program)
     grid = _grid(raw, ptypes, program, getattr(args, "max_points", None))
     names_, axes = grid.names, grid.axes
     runs: dict = {}    # candidate index -> (engine, run), compiled at its first admissible point
@@ -713,7 +738,9 @@ def _best(args) -> int:
                 if i not in runs:
                     runs[i] = _engine(args, h, prof)
                 used[0] = max(used[0], i)
-                costs[i, ok] = _evaluate_columns(runs[i][1], h, {k: v[ok] for k, v in own.items()}, ptypes)
+                vectors = {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
+                costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
+                                                 ptypes)
             costs[np.isnan(costs)] = np.inf
             best = np.argmin(costs, axis=0)
             best_cost = costs[best, np.arange(n)]

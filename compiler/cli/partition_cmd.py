@@ -2,8 +2,9 @@
 
 What it does: prints each rank's node, kind, cores and rectangle (``--config NAME`` with
 ``--partition NAME``, or ``--layout FILE --partition FILE``); with ``--generate N`` computes the
-partition from the layout's speeds (:mod:`tlop.runtime.partition`: column-based, or ``--slab``) and
-writes it with ``--out FILE``; ``--plot FILE`` draws it (:mod:`tlop.cli.plot_partition`).
+partition from the layout's speeds (:mod:`tlop.runtime.partition`: column-based, or ``--slab``),
+or with ``--speeds FILE`` from speed functions (:mod:`tlop.runtime.speedfunc`: the processes finish
+at the same time), and writes it with ``--out FILE``; ``--plot FILE`` draws it (:mod:`tlop.cli.plot_partition`).
 
 What it does not do: price anything (``tlop eval kernels/summa …``).
 """
@@ -28,13 +29,22 @@ def add_arguments(p) -> None:
     p.add_argument("--core-speed", action="append", default=[], metavar="TYPE=SPEED",
                    help="with --generate: relative speed of one core of a node type (default 1)")
     p.add_argument("--gpu-speed", type=float, default=1.0, help="with --generate: relative speed of a GPU process")
+    p.add_argument("--speeds", metavar="FILE|NAME",
+                   help="with --generate: speed functions (problem size -> speed per process type, a "
+                        "\"tlop_speeds\" file or a bundled one, e.g. fermi-summa) instead of constant speeds: "
+                        "the partition in which every process finishes at the same time")
     p.add_argument("--out", metavar="FILE", help="write the partition as a partition file")
     p.add_argument("--plot", metavar="FILE", help="draw the partition coloured by node (.svg, .png, .pdf)")
+    p.add_argument("--plot-speeds", metavar="FILE",
+                   help="with --speeds: draw the speed functions and each rank's computation time on its "
+                        "rectangle (.svg, .png, .pdf)")
 
 
 def run(args) -> int:
     from tlop.runtime.configs import configuration, partition_json
 
+    if args.plot_speeds and not args.speeds:
+        raise TlopError("--plot-speeds draws the speed functions of --speeds FILE; give it")
     cfg = configuration(args.config, args.layout, None if args.generate else args.partition)
     if cfg is None:
         raise TlopError("give a configuration: --config NAME, or --layout FILE (with --partition FILE or --generate N)")
@@ -48,8 +58,16 @@ def run(args) -> int:
                 speeds[t] = float(v)
             except ValueError:
                 raise TlopError(f"--core-speed {item}: expected TYPE=SPEED, e.g. fermi8=0.9") from None
-        make = slab_partition if args.slab else column_partition
-        part = make(speeds_of(cfg, speeds, args.gpu_speed), args.generate, kernel=args.kernel)
+        if args.speeds:
+            if speeds or args.gpu_speed != 1.0:
+                raise TlopError("--speeds gives every process's speed; leave out --core-speed and --gpu-speed")
+            from tlop.runtime.speedfunc import fpm_partition, read_speeds_file
+
+            part = fpm_partition(cfg, read_speeds_file(args.speeds), args.generate, slab=args.slab,
+                                 kernel=args.kernel)
+        else:
+            make = slab_partition if args.slab else column_partition
+            part = make(speeds_of(cfg, speeds, args.gpu_speed), args.generate, kernel=args.kernel)
         cfg = cfg.with_partition(part)
     elif cfg.partition is None:
         if len(cfg.partitions) == 1:
@@ -71,7 +89,7 @@ def run(args) -> int:
               f"{part.w[r]:>5} {part.h[r]:>5} {part.w[r] * part.h[r]:>7}")
     if args.out:
         print(f"wrote {args.out}")
-    if args.plot:
+    if args.plot or args.plot_speeds:
         from tlop.cli.plot_stages import have_matplotlib
 
         if not have_matplotlib():
@@ -80,8 +98,15 @@ def run(args) -> int:
             print_error(TlopError("tlop partition --plot needs matplotlib, which is not installed; install it with "
                                   "pip install 'tlop[plot]'"))
             return 2
+    if args.plot:
         from tlop.cli.plot_partition import write_plot
 
         write_plot(cfg, args.plot)
         print(f"wrote {args.plot}")
+    if args.plot_speeds:
+        from tlop.cli.plot_speeds import write_plot as write_speeds
+        from tlop.runtime.speedfunc import read_speeds_file
+
+        write_speeds(cfg, read_speeds_file(args.speeds), args.plot_speeds)
+        print(f"wrote {args.plot_speeds}")
     return 0

@@ -86,6 +86,8 @@ def profile_json(profile, summary: bool = False) -> dict:
     out["tables"] = [_table_json(t) for t in _table_entries(profile)]
     out["scalars"] = {s: _scalar_values(profile, s) for s in profile.scalar_names()}
     out["interpolation"] = {k: getattr(profile.interpolation, k) for k in profile.interpolation.__dataclass_fields__}
+    if getattr(profile, "hloggp", None) is not None:
+        out["hloggp"] = profile.hloggp.to_dict()
     return out
 
 
@@ -134,6 +136,13 @@ def show_profile(profile, args) -> int:
             else:
                 shown = f"{v:g}"
             print(f"    {s} = {shown}")
+    if getattr(profile, "hloggp", None) is not None:  # HLogGP per pair of node types (kernels/hloggp)
+        h = profile.hloggp
+        print(f"  hloggp:    {len(h.pairs)} pairs of node types ({', '.join(h.node_types())}) for kernels/hloggp"
+              + (f"; {h.provenance}" if h.provenance else ""))
+        for (a, b, c), v in h.pairs.items():
+            print(f"    {a} -> {b} ({c}): L {seconds(v['L'])}, o_s {seconds(v['o_s'])}, o_r {seconds(v['o_r'])}, "
+                  f"G {v['G']:.3g} s/B")
     interp = profile.interpolation
     print(f"  interpolation: m below the grid {interp.m_below}, beyond {interp.m_beyond}; τ beyond {interp.tau_beyond}")
     for key in ("source", "method", "date", "notes"):

@@ -206,7 +206,9 @@ class TypeRef(Node):
 
 @dataclass(frozen=True)
 class Param(Node):
-    """``P: int >= 1 = 2``: name, type, optional constraint (``op bound``), optional default."""
+    """``P: int >= 1 = 2``: name, type, optional constraint (``op bound``), optional default.
+    ``per_rank`` names the process count of a per-rank parameter (``counts: bytes[P]``: one
+    value per process, ``per_rank == "P"``), None for a plain one."""
     name: str
     type: TypeRef
     op: Optional[str] = None
@@ -214,6 +216,8 @@ class Param(Node):
     default: Optional[Expr] = None
     span: Optional[Span] = _span()
     constraint_span: Optional[Span] = _span()
+    per_rank: Optional[str] = None
+    per_rank_span: Optional[Span] = _span()
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,16 @@ class Elaborated:
     modules: tuple = ()
 
 
+class _PerRank:
+    """A per-rank parameter in an elaboration environment (``counts: bytes[P]``): only
+    ``counts[r]`` reads it (:class:`tlop.ir.PerRankArg`); the bare name is an error."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
 @dataclass
 class _DefInfo:
     decl: A.Decl
@@ -255,6 +265,9 @@ class _Elaborator:
                 self.sink.error(f"duplicate parameter '{p.name}'", p.span)
             seen.add(p.name)
             params.append((p.name, self._type(p.type)))
+            if p.per_rank is not None and not isinstance(d, A.AlgorithmDecl):
+                self.sink.error(f"'{p.name}: {p.type.name}[{p.per_rank}]': a per-rank parameter (one value for each process) "
+                                f"is only allowed in an algorithm", p.per_rank_span or p.span)
         result = self._type(d.result) if d.result is not None else None
         self.callables[d.name] = _DefInfo(d, tuple(params), result)
 
@@ -271,7 +284,7 @@ class _Elaborator:
         for p, (pname, ptype) in zip(info.decl.params, info.params):
             if p.default is not None:
                 info.defaults[pname] = self._default(p, ptype, info)
-        env = {n: (ir.Var(n, ty=t), t) for n, t in info.params}
+        env = self._param_env(info)
         outer, self._calls_exploded = self._calls_exploded, False
         body, t = self.expr(info.decl.body, env)
         if not self._calls_exploded:
@@ -362,6 +375,9 @@ class _Elaborator:
     def _Name(self, e: A.Name, env):
         if e.id in env:
             node, t = env[e.id]
+            if isinstance(node, _PerRank):
+                self.sink.error(f"'{e.id}' is a per-rank parameter (one value for each process): write {e.id}[r] for rank r's", e.span)
+                return ir.Num(0.0), ERR
             return (ir.Var(e.id, span=e.span, ty=t) if isinstance(node, ir.Var) else node), t
         d = self.globals.get(e.id)
         if isinstance(d, A.ChannelDecl):
@@ -428,6 +444,14 @@ class _Elaborator:
         return ir.ConfigRef(e.config, e.field, index, span=e.span, ty=T.INT), T.INT
 
     def _Indexed(self, e: A.Indexed, env):
+        if e.id in env:
+            node, t = env[e.id]
+            if not isinstance(node, _PerRank):
+                self.sink.error(f"'{e.id}' is not a per-rank parameter: only a parameter declared "
+                                f"'{e.id}: TYPE[P]' is indexed by rank", e.span)
+                return ir.Num(0.0), ERR
+            index = self._int_expr(e.channel, env, f"the index of {e.id}[…]")
+            return ir.PerRankArg(e.id, index, span=e.span, ty=t), t
         d = self.globals.get(e.id)
         if not isinstance(d, A.ParamDecl):
             if d is None:
@@ -675,6 +699,12 @@ class _Elaborator:
         if e.channel is not None:
             self.sink.error(f"'{d.name}' takes no channel index", e.channel.span)
         params = d.params
+        per_rank = [p for p in params if p.per_rank is not None]
+        if per_rank:
+            p = per_rank[0]
+            self.sink.error(f"'{d.name}' takes a per-rank argument '{p.name}: {p.type.name}[{p.per_rank}]', so it "
+                            f"cannot be called from an expression; evaluate it on its own", e.callee_span or e.span)
+            return ir.Num(0.0), ERR
         bound: dict = {}
         positional = True
         for i, a in enumerate(e.args):
@@ -830,7 +860,8 @@ class _Elaborator:
             elif ptype.is_num and not ptype.dimensionless:
                 constraint = (">=", _zero(ptype, None))  # sizes, times and rates are never negative
             params.append(ir.ParamSig(pname, str(ptype), default, constraint, span=p.span,
-                                      constraint_span=p.constraint_span))
+                                      constraint_span=p.constraint_span,
+                                      per_rank=self._per_rank(d, p, ptype, info)))
         doc = "\n".join(d.docs)
         if d.over is not None:
             if not any(pname == "P" and ptype == T.INT for pname, ptype in info.params):
@@ -855,7 +886,24 @@ class _Elaborator:
 
     @staticmethod
     def _param_env(info):
-        return {n: (ir.Var(n, ty=t), t) for n, t in info.params}
+        per_rank = ({p.name for p in info.decl.params if p.per_rank is not None}
+                    if isinstance(info.decl, A.AlgorithmDecl) else ())  # elsewhere refused at its declaration
+        return {n: ((_PerRank(n) if n in per_rank else ir.Var(n, ty=t)), t) for n, t in info.params}
+
+    def _per_rank(self, d, p, ptype, info) -> Optional[str]:
+        """The process-count parameter of ``p`` when it is declared per rank (``counts: bytes[P]``),
+        after checking it: a number type, and ``P`` an int parameter of the same algorithm."""
+        if p.per_rank is None:
+            return None
+        types = dict(info.params)
+        if ptype != ERR and (not ptype.is_num or ptype == T.CHANNEL):
+            self.sink.error(f"a per-rank parameter takes numbers (bytes, time, int …); '{p.name}' is "
+                            f"{ptype.describe()}", p.type.span)
+        ranks = types.get(p.per_rank)
+        if ranks != T.INT or any(q.name == p.per_rank and q.per_rank is not None for q in d.params):
+            self.sink.error(f"per-rank parameter '{p.name}: {p.type.name}[{p.per_rank}]': '{p.per_rank}' must be an int "
+                            f"parameter of '{d.name}' (the number of processes)", p.per_rank_span or p.span)
+        return p.per_rank
 
     def _closed(self, node, span, what):
         free = ir.free_vars(node)

@@ -241,7 +241,9 @@ class _Builder(TlopVisitor):
         cspan = _span(self.source, ctx.op).to(self.sp(ctx.bound)) if ctx.op else None
         return A.Param(ctx.name.text, self.visit(ctx.type_), op, bound,
                        self.visit(ctx.default) if ctx.default else None,
-                       span=self.sp(ctx), constraint_span=cspan)
+                       span=self.sp(ctx), constraint_span=cspan,
+                       per_rank=ctx.ranks.text if ctx.perRank else None,
+                       per_rank_span=_tok_span(self.source, ctx.ranks) if ctx.perRank else None)
 
     def visitTypeRef(self, ctx):
         # the type's spelling without blanks: "time/bytes", "bytes^-2" (checked by the elaborator)

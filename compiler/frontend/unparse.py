@@ -103,7 +103,7 @@ def _item(i: A.Item) -> str:
 
 
 def _param(p: A.Param) -> str:
-    out = f"{p.name}: {p.type.name}"
+    out = f"{p.name}: {p.type.name}" + (f"[{p.per_rank}]" if p.per_rank is not None else "")
     if p.op is not None:
         out += f" {p.op} {unparse_expr(p.bound, _ADDITIVE)}"
     if p.default is not None:

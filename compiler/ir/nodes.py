@@ -59,6 +59,15 @@ Schedules (docs/semantics.rst, "Schedules"):
     per process (``index`` is the rank) or one for the whole configuration (``index`` None,
     ``partition.N``); an int.
 
+Per-rank arguments (docs/language.rst, "Per-rank parameters"):
+
+``PerRankArg(name, index)``
+    ``counts[r]``: element ``index`` of the algorithm's per-rank parameter ``name`` (declared
+    ``counts: bytes[P]``, :attr:`ParamSig.per_rank`), of that parameter's type.  Its value is an
+    argument, not the mapping's: it needs no process mapping.  The engine's environment binds
+    ``name`` to a :class:`tlop.runtime.per_rank.PerRankValues` (never a plain number), and the
+    name counts among the node's free variables.
+
 Both read the *process mapping* of the evaluation, which is not a value of the IR: an engine
 receives it with the arguments, together with the process count under the reserved name
 :data:`RANKS` (``%P``, bound from the algorithm's parameter ``P``).
@@ -72,7 +81,7 @@ from typing import Any, Iterator, Optional
 __all__ = [
     "Expr", "Num", "Var", "Bin", "Neg", "Not", "Fn", "Cond", "Let", "Reduce", "Lookup",
     "Scalar", "Conc", "Transmit", "Xmit", "ParComp", "Stage", "Loop", "Send", "Compute", "Block", "NodeOf",
-    "ConfigRef", "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule", "walk_unique",
+    "ConfigRef", "PerRankArg", "SCHEDULE_NODES", "ITEM_NODES", "INT_OPS", "RANKS", "SEND_TRANSMISSION", "ChannelInfo", "binder", "has_schedule", "walk_unique",
     "TableSig", "ScalarSig", "TransmissionVariant", "ParamSig", "Algorithm", "Program",
     "children", "rebuild", "walk", "free_vars", "node_count",
     "ARITH_OPS", "COMPARE_OPS", "LOGIC_OPS", "FUNCTIONS",
@@ -316,6 +325,14 @@ class ConfigRef(Expr):
     span: Any = _span_field()
 
 
+@dataclass(frozen=True)
+class PerRankArg(Expr):
+    """``counts[r]``: rank ``index``'s value of the per-rank parameter ``name``."""
+    name: str
+    index: Expr
+    span: Any = _span_field()
+
+
 #: the items of a stage (valid only inside a Stage)
 ITEM_NODES = (Loop, Send, Compute, Block)
 #: every node that needs a process mapping (or a configuration, which is one) to evaluate
@@ -380,6 +397,8 @@ def children(e: Expr) -> tuple:
         return (e.rank,)
     if isinstance(e, ConfigRef):
         return (e.index,) if e.index is not None else ()
+    if isinstance(e, PerRankArg):
+        return (e.index,)
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -441,6 +460,8 @@ def _rebuild(e: Expr, kids: tuple, sp) -> Expr:
         return NodeOf(kids[0], span=sp)
     if isinstance(e, ConfigRef):
         return ConfigRef(e.config, e.field, kids[0] if kids else None, span=sp)
+    if isinstance(e, PerRankArg):
+        return PerRankArg(e.name, kids[0], span=sp)
     raise TypeError(f"not an IR node: {e!r}")
 
 
@@ -476,6 +497,8 @@ def free_vars(e: Expr) -> frozenset:
     """Names used in ``e`` that no enclosing Let, Reduce or Loop inside ``e`` binds."""
     if isinstance(e, Var):
         return frozenset((e.name,))
+    if isinstance(e, PerRankArg):
+        return free_vars(e.index) | {e.name}
     if isinstance(e, Let):
         inner = free_vars(e.body) - {n for n, _ in e.bindings}
         return inner.union(*(free_vars(v) for _, v in e.bindings))
@@ -555,13 +578,17 @@ class ParamSig:
     :func:`tlop.ir.types.parse_type`).  ``constraint`` is a tuple ``(op, Expr)`` such as
     ``(">=", Num(1))`` or ``None``; the default and the bound are closed expressions (constants
     after lowering).  Parameters with a dimension (sizes, times, rates) without a declared
-    constraint get the implicit ``>= 0`` (with no ``constraint_span``)."""
+    constraint get the implicit ``>= 0`` (with no ``constraint_span``).  ``per_rank`` is the
+    name of the process-count parameter of a per-rank parameter (``counts: bytes[P]``: one value
+    per process, each of type ``type`` and checked against the constraint one by one), None for a
+    plain one."""
     name: str
     type: str
     default: Optional[Expr] = None
     constraint: Optional[tuple] = None
     span: Any = _span_field()
     constraint_span: Any = _span_field()
+    per_rank: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,11 @@ def node_type(e: N.Expr, kids: tuple, program: Optional[N.Program], env: Mapping
         if kids:
             _want(kids[0], T.INT, f"the index of {e.config}.{e.field}[…]", 0)
         return T.INT
+    if isinstance(e, N.PerRankArg):
+        _want(kids[0], T.INT, f"the index of {e.name}[…]", 0)
+        if e.name not in env:  # the parameter's element type, as for a Var
+            raise TypeRuleError(f"per-rank parameter '{e.name}' is not in scope")
+        return env[e.name]
     raise TypeRuleError(f"not an IR node: {type(e).__name__}")
 
 
@@ -261,7 +266,7 @@ def _hint(e: N.Expr, i: int, sib: list, want: Optional[Type], program) -> Option
         return (T.INT, T.INT, T.BYTES, T.REAL)[i]
     if isinstance(e, N.Compute):
         return (T.INT, T.TIME)[i]
-    if isinstance(e, (N.NodeOf, N.ConfigRef)):
+    if isinstance(e, (N.NodeOf, N.ConfigRef, N.PerRankArg)):
         return T.INT
     return None
 

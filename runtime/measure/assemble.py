@@ -251,6 +251,20 @@ def assemble(records: list, name: str, planned: Optional[set] = None) -> dict:
                     entry["forced"] = r["forced"]
                 fits["collectives"].append(entry)
 
+    # γ(m) per reduction operation (bench_gamma): one table gamma_<op> each, and gamma = SUM, the
+    # default operation of libtaulop's gamma.txt; every model's `table gamma` reads it
+    gamma_rows: dict = {}
+    for r in points.values():
+        if r["bench"] == "gamma":
+            gamma_rows.setdefault(r["params"]["op"], []).append((int(r["params"]["m"]), r["stats"]["median"]))
+    for op, rows in sorted(gamma_rows.items()):
+        rows.sort()
+        tables[f"gamma_{op}"] = {"*": {"m": [m for m, _ in rows], "values": [max(v, 0.0) for _, v in rows]}}
+    if "gamma_sum" in tables:
+        tables["gamma"] = {"*": dict(tables["gamma_sum"]["*"])}
+        fits["gamma"] = {"source": "MPI_Reduce_local on MPI_INT, rank 0 of the shared-memory launch",
+                         "ops": sorted(gamma_rows), "default": "sum"}
+
     # model-wide pLogP / LogGP entries: the network channel if measured, else shared memory
     src_order = [bind["net"]] if "net" in bind else []
     src_order += [c for c in order if c not in src_order]

@@ -26,7 +26,7 @@ __all__ = ["FORCED", "FORCED_COMMON", "forced_launches", "forced_in_env", "force
            "full_settings", "plan_channel", "plan_collectives", "fmt_bytes", "parse_benchmarks"]
 
 #: every benchmark family ``--bench`` accepts
-BENCHMARKS = ("taulop", "postal", "plogp", "loggp", "maxrate", "coll", "cuda")
+BENCHMARKS = ("taulop", "postal", "plogp", "loggp", "maxrate", "coll", "cuda", "gamma")
 DEFAULT_BENCHMARKS = BENCHMARKS
 
 #: collective timings: (name, implementation) — ``mpi`` is the library's own collective,
@@ -250,6 +250,10 @@ def plan_channel(channel: str, settings: Settings, tau_max: int, n_pairs: int = 
                     _pt("prtt", channel, s=s, n=settings.loggp_n, d=1)]
     if "maxrate" in b:
         pts += [_pt("maxrate", channel, pairs=k) for k in range(1, max(1, n_pairs) + 1)]
+    if "gamma" in b and channel == "shm":  # a processor's rate: once, in the shared-memory launch
+        from tlop.runtime.measure.bench_gamma import OPS
+
+        pts += [_pt("gamma", channel, op=op, m=m) for op in OPS for m in settings.sizes]
     return pts
 
 

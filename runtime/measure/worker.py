@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from tlop.runtime.measure import bench_coll, bench_maxrate, bench_plogp, bench_taulop
+from tlop.runtime.measure import bench_coll, bench_gamma, bench_maxrate, bench_plogp, bench_taulop
 from tlop.runtime.measure.engine import Watchdog, adaptive
 from tlop.runtime.measure.plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
 from tlop.runtime.measure.stats import summarize
@@ -462,6 +462,9 @@ def _measure(point: Point, comm, settings: Settings, wtime, medians: dict, force
             delay = comm.bcast(base if comm.Get_rank() == 0 else None, root=0)
         extra["delay_s"] = delay
         kernel = bench_plogp.prtt(comm, s, wtime, n_msgs, delay)
+    elif b == "gamma":
+        extra["datatype"] = "MPI_INT"
+        kernel = bench_gamma.reduce_local(comm, int(p["m"]), wtime, p["op"])
     elif b == "maxrate":
         extra["bytes_per_pair"] = settings.maxrate_size * settings.maxrate_msgs
         kernel, reduce_max = bench_maxrate.stream(comm, settings.maxrate_size, settings.maxrate_msgs, wtime), True

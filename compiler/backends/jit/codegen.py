@@ -73,10 +73,20 @@ class NotCompilable(TlopError):
 def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) -> None:
     """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``) in a
     model whose schedules are dataflow programs (LogGP, pLogP: the interpreter prices those),
-    or a schedule in an algorithm that is not declared over a mapping.  τ-Lop schedules are
-    compiled (:mod:`tlop.backends.jit.schedgen`)."""
-    if not tir.has_schedule(alg.body):
-        return
+    or a schedule in an algorithm that is not declared over a mapping, or an algorithm with a
+    per-rank parameter (``counts: bytes[P]``: the native calling convention takes one double per
+    parameter).  τ-Lop schedules are compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    if tir.has_schedule(alg.body):
+        _check_schedule_compilable(alg, program)
+    per_rank = [p for p in alg.params if getattr(p, "per_rank", None) is not None]
+    if per_rank:
+        p = per_rank[0]
+        raise NotCompilable(f"'{alg.name}' takes a per-rank argument ({p.name}: {p.type}[{p.per_rank}]), which the JIT "
+                            f"does not compile; the interpreter evaluates it (--engine interp, or "
+                            f"AlgorithmHandle.evaluate)", alg.span)
+
+
+def _check_schedule_compilable(alg: tir.Algorithm, program: Optional[tir.Program]) -> None:
     from tlop.backends.dataflow import DATAFLOW_MODELS
 
     model = program.model if program is not None else ""
@@ -990,6 +1000,10 @@ class CodeGen(ExprFunctor):
     def gen_ConfigRef(self, e, env, conc):
         raise NotCompilable("a configuration reference (partition.x[p]) is not compiled by the JIT yet; the "
                             "interpreter evaluates it", getattr(e, "span", None))
+
+    def gen_PerRankArg(self, e, env, conc):
+        raise NotCompilable(f"a per-rank argument ({e.name}[…]) is not compiled by the JIT; the interpreter "
+                            "evaluates it", getattr(e, "span", None))
 
     def gen_ParComp(self, e, env, conc):
         """The shared τ-Lop reduction, with channel identities and size orders that are known
