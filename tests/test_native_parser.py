@@ -84,6 +84,7 @@ def test_golden_inputs():
     "/// caf\u00e9 \u2028x\x1c\n///\t\n/// \u3000\ndef f() = 1\n",        # doc comments, Python's whitespace
     "def f() = 1e400 + 1e-400 + 2.5e+3us + 1µs + 3ee + 1E3KiB + 0007\n",  # numbers and units
     "def f(x: time/bytes^-2 * real, y: int >= (1 + 2) = -(3)) -> time = ((x))\n",
+    "algorithm a(P: int, counts: bytes[P] >= 0 = 1B, w: real[ P ]) = counts[0] + w[1]\n",  # per-rank
     "# \U0001F600 comment\r\ndef f() = 1\r\n\tdef g() = f() # tab\n",
     "channel a within node contention all\nchannel b between nodes\nchannel c contention src_node\n",
     "config c { N: int, x: int[P], }\nalgorithm a(P: int) over map: mapping where P > 1 and not P == 3 "

@@ -188,6 +188,10 @@ func (e *encoder) channelParam(ctx tp.IChannelParamContext) {
 	p.span(ctxSpan(c))
 	p.key("constraint_span")
 	p.none()
+	p.key("per_rank")
+	p.none()
+	p.key("per_rank_span")
+	p.none()
 	p.end()
 }
 
@@ -411,6 +415,18 @@ func (e *encoder) param(ctx *tp.ParamContext) {
 	p.key("constraint_span")
 	if ctx.GetOp() != nil {
 		p.span(ctxSpan(ctx.GetOp()).to(ctxSpan(ctx.GetBound())))
+	} else {
+		p.none()
+	}
+	p.key("per_rank") // `counts: bytes[P]`
+	if ctx.GetPerRank() != nil {
+		p.str(ctx.GetRanks().GetText())
+	} else {
+		p.none()
+	}
+	p.key("per_rank_span")
+	if ctx.GetPerRank() != nil {
+		p.span(tokSpan(ctx.GetRanks()))
 	} else {
 		p.none()
 	}

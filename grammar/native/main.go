@@ -33,7 +33,7 @@ const schema = "Module:decls,span;ModelDecl:name,docs,span;ImportDecl:path,docs,
 	"ParamDecl:name,channel,type,docs,span;TransmissionDecl:name,channel,param,via,body,docs,span,channel_span;" +
 	"DefDecl:name,params,result,body,docs,span;AlgorithmDecl:name,params,result,body,docs,over,span,requires;" +
 	"ConfigDecl:name,fields,docs,span;ConfigField:name,type,per_rank,span;" +
-	"Param:name,type,op,bound,default,span,constraint_span;TypeRef:name,span;" +
+	"Param:name,type,op,bound,default,span,constraint_span,per_rank,per_rank_span;TypeRef:name,span;" +
 	"LetIn:name,value,body,span,name_span;IfThen:test,then,otherwise,span;" +
 	"Reduction:kind,var,lo,hi,body,span,var_span;Unary:op,operand,span;Binary:op,lhs,rhs,span,op_span;" +
 	"Call:callee,channel,args,span,callee_span;Arg:name,value,span;Indexed:id,channel,span;" +
