@@ -34,8 +34,8 @@ def library():
     except RuntimeError as e:
         pytest.skip(f"native parser not built: {e}")
     native._state.clear()  # load the library just built
-    if not native.available():
-        pytest.skip(f"native parser not usable: {native.status()}")
+    # built but not used (an AST class changed and grammar/native does not write it yet): a failure
+    assert native.available(), native.status()
 
 
 def _fields(node):
