@@ -22,6 +22,7 @@ from tlop.frontend.parse import parse_reference, parse_source
 from tlop.frontend.unparse import unparse
 from tlop.runtime.diagnostics import Source, TlopError
 
+from test_fuzz_frontend import algorithm_like, mutated, token_soup  # the front end's fuzz inputs
 from test_unparse_roundtrip import modules  # the formatter's strategies: every construct
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,6 +131,12 @@ def test_a_long_flat_chain_within_the_limit():
 @given(st.data())
 def test_generated_modules(data):
     assert same(unparse(data.draw(modules))) == "ok"
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(mutated(), token_soup, algorithm_like))
+def test_fuzz_inputs(text):
+    same(text)
 
 
 def test_mutated_declarations():
