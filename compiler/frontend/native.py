@@ -53,7 +53,7 @@ _state: dict = {}
 
 
 def _go_sources() -> list:
-    """The files the library is built from (None when they are not installed)."""
+    """The files the library is built from (empty when they are not installed)."""
     if not (_GRAMMAR / "go.mod").is_file():
         return []
     files = [_GRAMMAR / "go.mod", _GRAMMAR / "go.sum"]

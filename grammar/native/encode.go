@@ -33,7 +33,6 @@ const (
 	fbDeep    = 3 // nested deeper than the native path handles
 	fbChain   = 4 // a chain longer than the limit: the reference raises its error
 	fbPanic   = 5 // the runtime failed: the reference decides
-	fbBadUTF8 = 6 // the text is not valid UTF-8 (cannot come from Python's str.encode)
 )
 
 type stopped struct{ code byte }
@@ -709,7 +708,7 @@ func (e *encoder) expr1(t antlr.Tree) span {
 	return span{}
 }
 
-// chain: a left-associative chain ``parts[0] op parts[1] …`` (the rule's rule children are
+// chain: a left-associative chain “parts[0] op parts[1] …“ (the rule's rule children are
 // the operands, its token children the operators), as parse._Builder._chain
 func (e *encoder) chain(ctx antlr.ParserRuleContext) span {
 	children := ctx.GetChildren()
