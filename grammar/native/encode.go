@@ -708,7 +708,7 @@ func (e *encoder) expr1(t antlr.Tree) span {
 	return span{}
 }
 
-// chain: a left-associative chain “parts[0] op parts[1] …“ (the rule's rule children are
+// chain: a left-associative chain, parts[0] op parts[1] … (the rule's rule children are
 // the operands, its token children the operators), as parse._Builder._chain
 func (e *encoder) chain(ctx antlr.ParserRuleContext) span {
 	children := ctx.GetChildren()
