@@ -137,6 +137,7 @@ func parse(text string, maxChain, maxDepth, maxEstimate int) (code byte, body []
 	parser.RemoveErrorListeners()
 	parser.AddErrorListener(flag)
 	parser.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
+	parser.SetErrorHandler(noSync{antlr.NewDefaultErrorStrategy()})
 	for stream.LA(1) != antlr.TokenEOF {
 		if !declStart(stream.LT(1)) {
 			return fbSyntax, nil // the reference reports what the program rule expects
@@ -172,6 +173,14 @@ func parse(text string, maxChain, maxDepth, maxEstimate int) (code byte, body []
 	e.stop()
 	return 0, e.b
 }
+
+// noSync: ANTLR's default error strategy without its Sync, which checks the lookahead at every
+// loop of every rule to recover early; an error is still reported where a token does not match
+// or no alternative is viable (as with ANTLR's BailErrorStrategy, whose Sync does nothing too),
+// and any error sends the declaration to the LL parse, then the source to the reference parser
+type noSync struct{ *antlr.DefaultErrorStrategy }
+
+func (noSync) Sync(antlr.Parser) {}
 
 // declStart: whether a token can start a declaration (FIRST(decl) of the grammar: a doc comment
 // or a declaration's keyword)
