@@ -2,20 +2,24 @@
 
 Each file holds N declarations (a mix: one ``def`` for every four ``algorithm``s, each algorithm
 calling a def), generated in a temporary directory; ``tlop check FILE`` runs as a whole process
-with an empty checked-IR cache (cold: parse, check, lower, write the cache).  Printed for each N:
-the CPU seconds of the finished child (user + system, the operating system's accounting via
-``os.wait4``: the machine is shared, CPU time is steadier than wall time), the wall seconds,
-the CPU microseconds per declaration with its ratio to that of the smallest file (about 1.0 when
-the front end is linear), the peak memory, and for the largest N the ratio of its CPU time to the
-5 s budget (≤ 1.0 meets it).
+with an empty checked-IR cache (cold: parse, check, lower, write the cache), once with the native
+parser (``tlop.frontend.native``, built first if Go is installed) and, up to ``--python-max``
+declarations, once with the Python ANTLR parser (``TLOP_PARSER=python``).  Printed for each N and
+parser: the CPU seconds of the finished child (user + system, the operating system's accounting
+via ``os.wait4``: the machine is shared, CPU time is steadier than wall time; the Go runtime's
+threads included), the wall seconds, the CPU microseconds per declaration with its ratio to that
+of the smallest file (about 1.0 when the front end is linear), the peak memory, and the ratio of
+the Python parser's CPU time to the native one's; for the largest N the ratio of its CPU time to
+the 5 s budget (≤ 1.0 meets it).
 
 ``--phases N`` instead splits the CPU time of checking one file of N declarations, in this
-process, into its phases: ANTLR's lexer, ANTLR's parser (in its default LL mode, and in the
-two-stage SLL-with-bail mode ANTLR recommends for speed, each on a parser whose DFA cache is
-warm and cold), building the AST, and checking and lowering it — each with its share of the total.
+process, into its phases: the native parse (the Go library: lex, parse, write the AST) and
+decoding its answer into the AST; the Python ANTLR lexer and parser and the Python AST builder
+(up to ``--python-max`` declarations); checking and lowering — each per declaration, with the
+ratio of the Python parsing phases to the native ones.
 
-Run: ``python bench/bench_frontend_scale.py [--max 1e5]`` (about two minutes with 10⁵), or
-``python bench/bench_frontend_scale.py --phases 10000``.
+Run: ``python bench/bench_frontend_scale.py [--max 1e5] [--python-max 1e4]`` (about two minutes
+with 10⁵), or ``python bench/bench_frontend_scale.py --phases 10000``.
 """
 
 from __future__ import annotations
@@ -60,39 +64,43 @@ def run(argv: list, env: dict) -> tuple[float, float, float]:
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
-def phases(n: int) -> None:
+def phases(n: int, python_max: float) -> None:
     """Print the CPU seconds of each phase of checking a file of ``n`` declarations."""
-    from antlr4 import CommonTokenStream, InputStream
-    from antlr4.atn.PredictionMode import PredictionMode
-    from antlr4.error.ErrorStrategy import BailErrorStrategy
-
     import tlop
     import tlop.frontend.parse as parse_mod
-    from tlop._antlr.TlopLexer import TlopLexer
-    from tlop._antlr.TlopParser import TlopParser
+    from tlop.frontend import native
+    from tlop.frontend.limits import gc_paused
     from tlop.runtime.diagnostics import DiagnosticSink, Source
 
     text = source(n)
+    src = Source("decls.tlop", text)
     cpu = time.process_time
     out = {}
-    t = cpu()
-    stream = CommonTokenStream(TlopLexer(InputStream(text)))
-    stream.fill()
-    out["lex (ANTLR lexer)"] = cpu() - t
-    for label, fast in (("parse, LL, cold DFA", False), ("parse, LL, warm DFA", False),
-                        ("parse, SLL + bail, warm DFA", True)):
-        stream.seek(0)
-        parser = TlopParser(stream)
-        if fast:
-            parser._interp.predictionMode = PredictionMode.SLL
-            parser._errHandler = BailErrorStrategy()
-        t = cpu()
-        tree = parser.program()
-        out[label] = cpu() - t
-    src = Source("decls.tlop", text)
-    t = cpu()
-    module = parse_mod._Builder(src, DiagnosticSink()).visit(tree)
-    out["build the AST"] = cpu() - t
+    with gc_paused():
+        if _native_ready():
+            t = cpu()
+            answer = native.native_answer(src)
+            out["native: lex, parse, write the AST (Go)"] = cpu() - t
+            t = cpu()
+            module = native.decode(answer, src)
+            out["native: decode the AST (unpickle)"] = cpu() - t
+        if n <= python_max:
+            from antlr4 import CommonTokenStream, InputStream
+
+            from tlop._antlr.TlopLexer import TlopLexer
+            from tlop._antlr.TlopParser import TlopParser
+
+            t = cpu()
+            stream = CommonTokenStream(TlopLexer(InputStream(text)))
+            stream.fill()
+            out["python: lex (ANTLR lexer)"] = cpu() - t
+            t = cpu()
+            tree = TlopParser(stream).program()
+            out["python: parse (ANTLR, LL)"] = cpu() - t
+            t = cpu()
+            module = parse_mod._Builder(src, DiagnosticSink()).visit(tree)
+            out["python: build the AST"] = cpu() - t
+            del tree, stream
     real = parse_mod.parse_source
     parse_mod.parse_source = lambda s: module if s.name.endswith("decls.tlop") else real(s)
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,38 +108,70 @@ def phases(n: int) -> None:
         os.environ["TLOP_CACHE_DIR"] = str(Path(tmp) / "cache")
         t = cpu()
         tlop.load(str(Path(tmp) / "decls.tlop"))
-        out["check and lower (parse memoised)"] = cpu() - t
+        out["check, lower, write the cache"] = cpu() - t
     parse_mod.parse_source = real
-    total = out["lex (ANTLR lexer)"] + out["parse, LL, cold DFA"] + out["build the AST"] + out[
-        "check and lower (parse memoised)"]
-    print(f"{n:,} declarations, CPU seconds (share of lex + cold parse + AST + check = {total:.2f} s):")
+    print(f"{n:,} declarations, CPU seconds:")
     for label, sec in out.items():
-        print(f"  {label:<34} {sec:7.2f}  {sec / total:6.1%}  {sec / n * 1e6:8.1f} µs/decl")
+        print(f"  {label:<42} {sec:7.2f}  {sec / n * 1e6:8.1f} µs/decl")
+    nat = sum(v for k, v in out.items() if k.startswith("native"))
+    py = sum(v for k, v in out.items() if k.startswith("python"))
+    if nat and py:
+        print(f"  parsing to an AST: Python {py:.2f} s / native {nat:.2f} s = {py / nat:.1f} ×")
+
+
+def _native_ready() -> bool:
+    """Build the native parser if it is not (needs Go); whether it is used."""
+    from tlop.frontend import native
+
+    try:
+        native.build()
+    except RuntimeError as e:
+        print(f"(native parser not available: {e})", file=sys.stderr)
+    native._state.clear()
+    return native.available()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max", type=float, default=1e5, help="most declarations (default 1e5)")
+    ap.add_argument("--python-max", type=float, default=1e4,
+                    help="most declarations checked with the Python parser too (default 1e4)")
     ap.add_argument("--phases", type=int, metavar="N", help="split the CPU time of one file of N declarations")
     args = ap.parse_args()
     if args.phases:
-        phases(args.phases)
+        phases(args.phases, args.python_max)
         return 0
+    native_ok = _native_ready()
+    parsers = (["native"] if native_ok else []) + ["python"]
     sizes = [n for n in (1000, 10_000, 100_000) if n <= args.max]
-    print(f"{'decls':>8}  {'cpu s':>7}  {'wall s':>7}  {'µs/decl':>8}  {'× smallest':>10}  {'peak MB':>8}")
-    base = None
+    print(f"{'decls':>8}  {'parser':>7}  {'cpu s':>7}  {'wall s':>7}  {'µs/decl':>8}  {'× smallest':>10}  "
+          f"{'peak MB':>8}  {'python/native':>13}")
+    base = {}
+    last = {}
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ)
         for n in sizes:
             path = Path(tmp) / f"decls{n}.tlop"
             path.write_text(source(n))
-            env["TLOP_CACHE_DIR"] = str(Path(tmp) / f"cache{n}")   # empty: a cold check
-            cpu, wall, mb = run(tlop_command() + ["check", str(path)], env)
-            per = cpu / n * 1e6
-            base = base or per
-            print(f"{n:>8,}  {cpu:>7.2f}  {wall:>7.2f}  {per:>8.1f}  {per / base:>10.2f}  {mb:>8.1f}", flush=True)
-        print(f"{sizes[-1]:,} declarations: {cpu:.2f} s CPU, {cpu / BUDGET_S:.2f} × the {BUDGET_S:g} s budget"
-              + ("" if sizes[-1] == 100_000 else f" (at {sizes[-1]:,}, not 10⁵)"))
+            cpus = {}
+            for parser in parsers:
+                if parser == "python" and n > args.python_max:
+                    continue
+                env = dict(os.environ)
+                env["TLOP_CACHE_DIR"] = str(Path(tmp) / f"cache{n}{parser}")   # empty: a cold check
+                if parser == "python":
+                    env["TLOP_PARSER"] = "python"
+                cpu, wall, mb = run(tlop_command() + ["check", str(path)], env)
+                cpus[parser] = cpu
+                per = cpu / n * 1e6
+                base.setdefault(parser, per)
+                ratio = f"{cpus['python'] / cpus['native']:>13.2f}" if parser == "python" and "native" in cpus else ""
+                print(f"{n:>8,}  {parser:>7}  {cpu:>7.2f}  {wall:>7.2f}  {per:>8.1f}  {per / base[parser]:>10.2f}  "
+                      f"{mb:>8.1f}  {ratio}", flush=True)
+            last = (n, cpus)
+        n, cpus = last
+        best = cpus.get("native", cpus.get("python"))
+        print(f"{n:,} declarations: {best:.2f} s CPU ({parsers[0]} parser), {best / BUDGET_S:.2f} × the "
+              f"{BUDGET_S:g} s budget" + ("" if n == 100_000 else f" (at {n:,}, not 10⁵)"))
     return 0
 
 

@@ -18,10 +18,14 @@ def test_generated_parser_matches_grammar():
     recorded = (ROOT / "grammar" / "_antlr" / "GRAMMAR_SHA256").read_text().strip()
     actual = hashlib.sha256((ROOT / "grammar" / "Tlop.g4").read_bytes()).hexdigest()
     assert recorded == actual, "grammar/_antlr is stale: run grammar/generate.sh"
+    recorded_go = (ROOT / "grammar" / "_antlr_go" / "GRAMMAR_SHA256").read_text().strip()
+    assert recorded_go == actual, "grammar/_antlr_go is stale: run grammar/generate.sh"
 
 
 def test_generated_files_are_marked():
-    for f in (ROOT / "grammar" / "_antlr").glob("Tlop*.py"):
+    generated = list((ROOT / "grammar" / "_antlr").glob("Tlop*.py")) + list((ROOT / "grammar" / "_antlr_go").glob("*.go"))
+    assert len(generated) == 5
+    for f in generated:
         assert "generated, do not edit" in f.read_text().splitlines()[0]
 
 

@@ -122,3 +122,18 @@ def test_types_are_not_part_of_equality_and_survive_rebuild():
     c = ir.rebuild(a, (ir.Num(2.0, ty=T.INT), a.rhs))
     assert c.ty == T.INT and c != a
     assert ir.rebuild(a, ir.children(a)) is a
+
+
+def test_folding_a_unit_numeral_keeps_its_dimension():
+    """``n · 1B`` (an int times one byte) is bytes: folding the chain's numerals must not drop
+    the ``1B`` as a neutral 1 (the result would be a plain int where bytes are wanted), and
+    ``2 · 3B`` folds to ``6B``, typed bytes."""
+    module = tlop.loads('import "taulop/platform.tlop"\n'
+                        "algorithm a(n: int >= 0) = T[shm](n * 1B) + T[net](2 * (3B * n))\n")
+    program, alg = module.program, module.program.algorithms["a"]
+    env = algorithm_env(alg)
+    r = PassManager(context_for(program, alg)).run(alg.body)
+    verify_expr(annotate(r.expr, program, env, T.TIME), program, env, want=T.TIME)
+    nums = [n for n in ir.walk(r.expr) if isinstance(n, ir.Num)]
+    assert any(n.value == 1 and n.ty == T.BYTES for n in nums), r.expr
+    assert any(n.value == 6 and n.ty == T.BYTES for n in nums), r.expr

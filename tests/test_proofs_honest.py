@@ -34,6 +34,8 @@ from conftest import synthetic_profile
 HERE = Path(__file__).parent / "golden" / "proofs"
 NONNEG = str(HERE / "nonneg.tlop")
 A1 = str(HERE / "a1.tlop")
+from tlop.ir.types import TIME  # noqa: E402
+
 N, V = ir.Num, ir.Var
 
 
@@ -67,7 +69,8 @@ def test_int_is_not_assumed_non_negative():
 def test_declared_constraint_is_a_fact():
     m = tlop.load(NONNEG)
     res = PassManager(context_for(m.program, m.program.algorithms["n"])).run(m.program.algorithms["n"].body)
-    assert res.expr == V("k")
+    # max(k, 0)·1s is k·1s: the 1s stays, it makes the int k a time
+    assert res.expr == ir.Bin("*", N(1.0), V("k")) and res.expr.lhs.ty == TIME
 
 
 def test_bytes_with_own_constraint_has_only_that_one():
@@ -81,7 +84,8 @@ def test_bytes_with_own_constraint_has_only_that_one():
     got_b = PassManager(context_for(m.program, b)).run(b.body).expr
     # implicit m >= 0: max(m, 0B) is m; the ``/ 1B`` stays, since it turns bytes into a number
     assert not any(isinstance(n, ir.Fn) and n.name == "max" for n in ir.walk(got_b))
-    assert isinstance(got_b, ir.Bin) and got_b.op == "/" and got_b.lhs == V("m")
+    # and the 1s stays too: without it the result would be a plain number, not a time
+    assert got_b == ir.Bin("*", N(1.0), ir.Bin("/", V("m"), N(1.0))) and got_b.lhs.ty == TIME
 
 
 def test_prove_considers_negative_ints(capsys):

@@ -470,7 +470,30 @@ class _Deriver:
         lo = self.alg_bound(size)
         if lo is not None and lo > 0:
             return cost
+        if not self.declared_nonneg(size):
+            # a negative size is an error of the schedule (the interpreter's E022): the closed
+            # form holds only where the size is not negative, the schedule reports the rest
+            if not ir.free_vars(size) <= {p.name for p in self.alg.params}:
+                raise NoClosedForm("a send's size may be negative and depends on a stage variable")
+            self.need(_b(">=", size, _ZERO), f"{_text(size, self.program)} ≥ 0")
         return ir.Cond(_b("<=", size, _ZERO), _ZERO, cost)
+
+    def declared_nonneg(self, e) -> bool:
+        """Whether a size is >= 0 by the declarations alone: numerals >= 0 and parameters whose
+        declared (or bytes' implicit) lower bound is >= 0, under ``+``, ``·`` and ``/``."""
+        if isinstance(e, ir.Num):
+            return e.value >= 0
+        if isinstance(e, ir.Var):
+            if e.name in self.nonneg:
+                return True
+            p = next((p for p in self.alg.params if p.name == e.name), None)
+            return p is not None and bool(p.constraint) and p.constraint[0] in (">=", ">") \
+                and isinstance(p.constraint[1], ir.Num) and p.constraint[1].value >= 0
+        if isinstance(e, ir.Bin) and e.op in ("+", "*", "/", "div", "<<", ">>"):
+            return self.declared_nonneg(e.lhs) and self.declared_nonneg(e.rhs)
+        if isinstance(e, ir.Bin) and e.op == "^":
+            return self.declared_nonneg(e.lhs)
+        return False
 
     def alg_bound(self, size):
         """The declared strict lower bound of a size that is a parameter (None otherwise)."""

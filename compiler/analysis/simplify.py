@@ -357,14 +357,32 @@ class Simplifier:
         rest = [t for t in items if not isinstance(t, ir.Num)]
         if op == "*" and acc == 0:
             return items  # x·0 is left to the mul-zero rule (it is the one that shows in explain)
+        ty = _folded_type(nums, op)
         neutral = 0.0 if op == "+" else 1.0
-        if acc == neutral and rest:
+        # a neutral numeral with a unit (n · 1B) carries the product's dimension: it stays
+        if acc == neutral and rest and (op == "+" or ty is None or ty.dimensionless):
             out = rest
         else:
-            out = rest + [ir.Num(acc)]
+            out = rest + [ir.Num(acc, ty=ty)]
         if self.record and len(out) != len(items):
             self.steps.append(Step("fold-const", _chain(items, op), _chain(out, op)))
         return out
+
+
+def _folded_type(nums: list, op: str):
+    """The type of the numeral that replaces ``nums`` folded by ``op``: their product's dimension
+    for ``·`` (``2 · 1B`` is ``2B``), their common one for ``+``; None when a numeral has no type
+    yet (a pass built it: :func:`tlop.ir.typecheck.annotate` fills it in later)."""
+    types = [t.ty for t in nums]
+    if any(t is None or not getattr(t, "is_num", False) for t in types):
+        return None
+    if op == "+":
+        out = types[0].real()
+        return types[0] if all(t.integer for t in types) else out
+    out = types[0]
+    for t in types[1:]:
+        out = out * t
+    return out
 
 
 def _is_pure_val(v: ir.Expr, ctx: Context) -> bool:

@@ -1096,7 +1096,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     """The argument parser; with ``chosen`` (a name of :data:`COMMANDS`) only that
     subcommand's parser is built (start-up: the others may import heavy modules)."""
     ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
-    ap.add_argument("--version", action="version", version=f"tlop {_version()}")
+    ap.add_argument("--version", action=_VersionAction)
     sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
     p = sub.add_parser("check", help="parse and check .tlop files (every .tlop file under a directory)")
@@ -1298,6 +1298,21 @@ def _run_measure(args) -> int:
     return measure_cli.run(args)
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: tlop's version and which parser reads sources (the native parser's status
+    is only looked up when asked: it loads a library)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and the parser in use, and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from tlop.frontend import native
+
+        print(f"tlop {_version()}\n{native.status()}")
+        parser.exit()
+
+
 def _version() -> str:
     from tlop import __version__
 
@@ -1321,6 +1336,10 @@ def _print_error(err: TlopError) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the program itself (not a caller's main([...])): it exits after the command
+        from tlop.frontend.limits import keep_loaded_objects
+
+        keep_loaded_objects()
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
     parser = build_parser(first if first in COMMANDS else None)

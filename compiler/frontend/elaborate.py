@@ -99,8 +99,32 @@ class _Elaborator:
         self.decl_model: dict[str, str] = {}
         self.channel_info: dict[str, ir.ChannelInfo] = {}
         self.sizes = TreeSizes()
+        self._schedule_memo: dict[int, tuple] = {}  # id(node) -> (node, has a schedule)
         self._calls_exploded = False
         self._index = None  # (number of globals, index) for "did you mean"
+
+    def _has_schedule(self, e) -> bool:
+        """:func:`ir.has_schedule`, remembered per node for the whole pass: inlined bodies are
+        shared, and every algorithm calling a def would walk the def's body again."""
+        memo = self._schedule_memo
+        hit = memo.get(id(e))
+        if hit is not None:
+            return hit[1]
+        stack = [(e, None)]  # (node, None) to expand, (node, its children) to combine
+        while stack:
+            n, kids = stack.pop()
+            if id(n) in memo:
+                continue
+            if kids is None:
+                if isinstance(n, ir.SCHEDULE_NODES):
+                    memo[id(n)] = (n, True)
+                    continue
+                kids = ir.children(n)
+                stack.append((n, kids))
+                stack.extend((k, None) for k in kids if id(k) not in memo)
+                continue
+            memo[id(n)] = (n, any(memo[id(k)][1] for k in kids))
+        return memo[id(e)][1]
 
     def _bounded(self, node, t, what: str, span):
         """``node`` if its tree (definitions inlined) is small enough, else an error at the place
@@ -843,7 +867,7 @@ class _Elaborator:
             if not any(pname == "P" and ptype == T.INT for pname, ptype in info.params):
                 self.sink.error(f"algorithm '{name}' runs over a process mapping, so it needs the process "
                                 f"count as its parameter 'P: int'", d.span)
-        elif info.body is not None and ir.has_schedule(info.body):
+        elif info.body is not None and self._has_schedule(info.body):
             self.sink.error(f"algorithm '{name}' has a schedule (stages, or node(…)), which needs a process "
                             f"mapping: declare it with 'over map: mapping' after the parameters", d.span)
         requires = None
@@ -993,7 +1017,7 @@ def elaborate(modules: list[LoadedModule]) -> Elaborated:
         if isinstance(el.globals.get(name), A.AlgorithmDecl):
             algorithms[name] = el.algorithm(name)
     if not el.sink.has_errors:
-        check_transmission_expansion(transmissions, algorithms, el.sink)
+        check_transmission_expansion(transmissions, algorithms, el.sink, unweighted=el.sizes)
     el.sink.raise_if_errors()
     program = ir.Program(tuple(el.channels), dict(el.tables), dict(el.scalars), transmissions, algorithms,
                          el.model, dict(el.channel_info))

@@ -58,17 +58,21 @@ class TreeSizes:
         hit = memo.get(id(e))
         if hit is not None:
             return hit[1]
-        stack = [(e, False)]
+        children, weight, weighted = ir.children, self._weight, self.weights is not None
+        stack = [(e, None)]  # (node, None) to expand, (node, its children) to sum
         while stack:
-            n, ready = stack.pop()
+            n, kids = stack.pop()
             if id(n) in memo:
                 continue
-            kids = ir.children(n)
-            if ready:
-                memo[id(n)] = (n, 1 + self._weight(n) + sum(memo[id(k)][1] for k in kids))
+            if kids is None:
+                kids = children(n)
+                stack.append((n, kids))
+                stack.extend((k, None) for k in kids if id(k) not in memo)
                 continue
-            stack.append((n, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
+            total = 1 + (weight(n) if weighted else 0)
+            for k in kids:
+                total += memo[id(k)][1]
+            memo[id(n)] = (n, total)
         return memo[id(e)][1]
 
 
@@ -105,13 +109,15 @@ def _variant_uses(body, transmissions: dict) -> set:
 
 
 def check_transmission_expansion(transmissions: dict, algorithms: dict, sink,
-                                 limit: int = MAX_EXPANDED_NODES) -> None:
+                                 limit: int = MAX_EXPANDED_NODES, unweighted: TreeSizes | None = None) -> None:
     """Report every transmission and algorithm whose expansion (transmissions evaluated through
     their variants' bodies) exceeds ``limit``.  Transmissions must be acyclic (checked before;
     a cycle met here is left alone).  A transmission reported once counts as small afterwards, so
     one mistake is reported once, at the transmission where the expansion first crosses the limit."""
     weights: dict[str, int] = {}
-    sizes = TreeSizes(weights)
+    # without transmissions every weight is 0: the sizes the caller measured already (``unweighted``,
+    # a TreeSizes without weights) are these sizes
+    sizes = unweighted if unweighted is not None and not transmissions else TreeSizes(weights)
     uses = {name: set().union(*(_variant_uses(v.body, transmissions) for v in variants))
             for name, variants in transmissions.items()}
     state: dict[str, int] = {}  # 1 in progress, 2 done

@@ -23,7 +23,7 @@ from tlop._antlr.TlopLexer import TlopLexer
 from tlop._antlr.TlopParser import TlopParser
 from tlop._antlr.TlopVisitor import TlopVisitor
 
-__all__ = ["parse_source", "parse_text"]
+__all__ = ["parse_source", "parse_reference", "parse_text"]
 
 
 class _Collect(ErrorListener):
@@ -447,7 +447,19 @@ def _guarded(source: Source, run):
 
 
 def parse_source(source: Source) -> A.Module:
-    """Parse one source; raises :class:`TlopError` with every syntax error found."""
+    """Parse one source; raises :class:`TlopError` with every syntax error found.  The native
+    parser (:mod:`tlop.frontend.native`, when built) parses it first; this ANTLR parser is the
+    reference, and parses whatever the native one does not (every source with an error)."""
+    from tlop.frontend import native
+
+    module = native.parse(source)
+    if module is not None:
+        return module
+    return parse_reference(source)
+
+
+def parse_reference(source: Source) -> A.Module:
+    """Parse one source with the Python ANTLR parser (the reference of the native one)."""
     sink = DiagnosticSink()
     parser, _ = _parser(source, sink)
     tree = _guarded(source, parser.program)

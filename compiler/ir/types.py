@@ -219,9 +219,28 @@ def _same(verb: str, a: Type, b: Type, joiner: str = "and"):
 _VERB = {"%": "take the remainder of"}
 
 
+#: results of :func:`arith` without an exponent, by (op, id(a), id(b)), each with its operands
+#: (held, so their ids are not reused): a program combines a few Type objects in many
+#: expressions, a Type (two Fractions) is slow to build, and hashing one is slow too; bounded
+_ARITH_MEMO: dict = {}
+
+
 def arith(op: str, a: Type, b: Type, exponent: Optional[Fraction] = None) -> Type:
     """``a op b`` for ``+ - * / % ^``.  ``exponent`` is the value of a constant exponent of
     ``^`` (a literal, possibly negated), or None."""
+    if exponent is not None:
+        return _arith(op, a, b, exponent)
+    key = (op, id(a), id(b))
+    hit = _ARITH_MEMO.get(key)
+    if hit is not None:
+        return hit[2]
+    out = _arith(op, a, b, None)  # a TypeRuleError is raised each time, never stored
+    if len(_ARITH_MEMO) < 4096:
+        _ARITH_MEMO[key] = (a, b, out)
+    return out
+
+
+def _arith(op: str, a: Type, b: Type, exponent: Optional[Fraction]) -> Type:
     if a.is_error or b.is_error:
         return ERROR
     _numbers(f"operator '{op}'", (a, b))

@@ -1,0 +1,240 @@
+"""The native parser: the same ANTLR grammar, compiled to Go, loaded with ctypes.
+
+What it does: builds (on request) and loads ``grammar/native`` — a C shared library made by
+``go build -buildmode=c-shared`` from the ANTLR Go target generated from ``grammar/Tlop.g4`` (the
+grammar of the Python parser too; ``grammar/generate.sh`` writes both) — and turns a source into
+the same :mod:`tlop.frontend.ast` module :mod:`tlop.frontend.parse` builds, about ten times
+faster.  The library answers with a pickle of the AST that only names the AST's classes and
+:class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses anything else); before first use
+the field order it writes is compared with the dataclasses'.
+
+What it does not do: report errors.  When the native parse finds a syntax error, or anything the
+Python builder would report, or nesting deeper than it handles, :func:`parse` returns None and
+:func:`tlop.frontend.parse.parse_source` parses the source with the Python ANTLR parser, the
+reference, so diagnostics are the same with or without the library.  It does not build the library
+while parsing: :func:`build` (``python -m tlop.frontend.native``, run by the test suite) builds it
+when Go is installed, into ``grammar/native/_build`` under a name that is a hash of its sources (a
+changed grammar or builder is never served by an old library).
+
+``TLOP_PARSER=python`` turns the native parser off; the library is also not used in a process
+forked after it was loaded (the Go runtime does not survive ``fork``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import hashlib
+import io
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from tlop.frontend import ast as A
+from tlop.frontend.limits import MAX_CHAIN_TERMS
+from tlop.runtime.diagnostics import Source, Span
+
+__all__ = ["parse", "status", "build", "available"]
+
+#: the deepest parse tree (in grammar rule levels) the native path takes; deeper sources go to
+#: the reference parser, which decides whether they are too deep
+MAX_DEPTH = 1500
+#: bound of the token pre-scan before the Go parser recurses (a Go stack overflow is fatal)
+MAX_ESTIMATE = 50000
+
+_GRAMMAR = Path(__file__).resolve().parents[2] / "grammar"
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def _go_sources() -> list:
+    """The files the library is built from (empty when they are not installed)."""
+    if not (_GRAMMAR / "go.mod").is_file():
+        return []
+    files = [_GRAMMAR / "go.mod", _GRAMMAR / "go.sum"]
+    files += sorted(p for p in (_GRAMMAR / "native").glob("*.go") if not p.name.endswith("_test.go"))
+    files += sorted((_GRAMMAR / "_antlr_go").glob("*.go"))
+    return [f for f in files if f.is_file()]
+
+
+def _key(files) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def library_path() -> Path | None:
+    """Where the library for the current sources is (or would be) built; None without sources."""
+    files = _go_sources()
+    if not files:
+        return None
+    return _GRAMMAR / "native" / "_build" / f"libtlopparse-{_key(files)}.so"
+
+
+def find_go() -> str | None:
+    """The ``go`` command: $GO, then PATH, then /usr/local/go/bin/go."""
+    for cand in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def build(quiet: bool = False) -> Path:
+    """Build the library for the current sources (nothing to do when it exists); returns its path.
+    Raises RuntimeError with the reason when it cannot be built."""
+    target = library_path()
+    if target is None:
+        raise RuntimeError("the Go sources of the native parser are not installed (grammar/native)")
+    if target.exists():
+        return target
+    go = find_go()
+    if go is None:
+        raise RuntimeError("Go is not installed (looked at $GO, PATH and /usr/local/go/bin/go)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not quiet:
+        print(f"tlop: building the native parser with {go} (once) …", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        out = Path(tmp) / target.name
+        env = dict(os.environ, CGO_ENABLED="1")
+        proc = subprocess.run([go, "build", "-buildmode=c-shared", "-trimpath", "-o", str(out), "./native"],
+                              cwd=_GRAMMAR, env=env, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"go build failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
+        os.replace(out, target)
+    for old in target.parent.glob("libtlopparse-*.so"):  # libraries of older sources
+        if old != target:
+            old.unlink(missing_ok=True)
+    return target
+
+
+def _expected_schema() -> str:
+    classes = ["Module", "ModelDecl", "ImportDecl", "ChannelDecl", "TableDecl", "ParamDecl", "TransmissionDecl",
+               "DefDecl", "AlgorithmDecl", "ConfigDecl", "ConfigField", "Param", "TypeRef", "LetIn", "IfThen",
+               "Reduction", "Unary", "Binary", "Call", "Arg", "Indexed", "ConfigAccess", "Number", "Name", "Stage",
+               "Stages", "LoopItem", "SendItem", "ComputeItem", "BlockItem"]
+    parts = [f"{c}:{','.join(f.name for f in dataclasses.fields(getattr(A, c)))}" for c in classes]
+    parts.append("Span:" + ",".join(f.name for f in dataclasses.fields(Span)))
+    return ";".join(parts)
+
+
+def _load():
+    """The loaded library, or None; the reason is kept for :func:`status`."""
+    if _state.get("pid") == os.getpid():
+        return _state["lib"]
+    if "pid" in _state:  # forked after loading: the Go runtime's threads are gone
+        _state.update(lib=None, reason="not used in a forked process")
+        return None
+    _state["pid"] = os.getpid()
+    _state["lib"] = None
+    if os.environ.get("TLOP_PARSER", "").lower() == "python":
+        _state["reason"] = "turned off (TLOP_PARSER=python)"
+        return None
+    path = library_path()
+    if path is None or not path.exists():
+        _state["reason"] = ("not built: the Go sources are not installed" if path is None else
+                            "not built (python -m tlop.frontend.native builds it; needs Go)")
+        return None
+    try:
+        lib = ctypes.CDLL(str(path))
+        lib.tlop_parse.restype = ctypes.c_void_p
+        lib.tlop_parse.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                   ctypes.POINTER(ctypes.c_longlong)]
+        lib.tlop_free.argtypes = [ctypes.c_void_p]
+        lib.tlop_schema.restype = ctypes.c_void_p
+        ptr = lib.tlop_schema()
+        schema = ctypes.string_at(ptr).decode()
+        lib.tlop_free(ptr)
+    except (OSError, AttributeError) as e:
+        _state["reason"] = f"cannot be loaded ({e})"
+        return None
+    if schema != _expected_schema():
+        _state["reason"] = "out of date with tlop.frontend.ast (rebuild: python -m tlop.frontend.native)"
+        return None
+    _state.update(lib=lib, reason=None)
+    return lib
+
+
+def available() -> bool:
+    """Whether :func:`parse` uses the native library in this process."""
+    return _load() is not None
+
+
+def status() -> str:
+    """One line for ``tlop --version``: which parser parses sources, and why."""
+    if _load() is not None:
+        return "parser: native (ANTLR Go target, grammar/native); Python ANTLR runtime for diagnostics"
+    return f"parser: Python ANTLR runtime (the native parser is {_state.get('reason')})"
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads the library's answer: AST classes and Span only, every span on ``source``."""
+
+    def __init__(self, data, source: Source):
+        stream = io.BytesIO(data)
+        stream.seek(1)  # after the answer's code byte
+        super().__init__(stream)
+        self._source = source
+
+    def find_class(self, module, name):
+        if module == "A" and isinstance(getattr(A, name, None), type) and issubclass(getattr(A, name), A.Node):
+            return getattr(A, name)
+        if module == "D" and name == "Span":
+            return Span
+        raise pickle.UnpicklingError(f"native parser: unexpected class {module}.{name}")
+
+    def persistent_load(self, pid):
+        if pid != "source":
+            raise pickle.UnpicklingError(f"native parser: unexpected reference {pid!r}")
+        return self._source
+
+
+def parse(source: Source):
+    """The module of ``source``, parsed natively; None when the reference parser must parse it
+    (the library is not available, the text is not encodable, or the native parse stopped)."""
+    answer = native_answer(source)
+    return None if answer is None else decode(answer, source)
+
+
+def native_answer(source: Source) -> bytes | None:
+    """The library's answer for ``source`` (a pickled module after a zero byte), or None."""
+    lib = _load()
+    if lib is None:
+        return None
+    try:
+        data = source.text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: only the reference parser sees them
+        return None
+    n = ctypes.c_longlong()
+    with _lock:
+        ptr = lib.tlop_parse(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, ctypes.byref(n))
+        try:
+            answer = ctypes.string_at(ptr, n.value)
+        finally:
+            lib.tlop_free(ptr)
+    return answer if answer[:1] == b"\0" else None
+
+
+def decode(answer: bytes, source: Source) -> A.Module:
+    """The module a successful :func:`native_answer` holds, its spans on ``source``."""
+    return _Unpickler(answer, source).load()
+
+
+def main(argv=None) -> int:
+    """``python -m tlop.frontend.native``: build the library for the current sources."""
+    try:
+        path = build()
+    except RuntimeError as e:
+        print(f"tlop: cannot build the native parser: {e}", file=sys.stderr)
+        return 1
+    print(f"tlop: native parser: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
