@@ -80,3 +80,30 @@ def test_the_docs_show_what_the_commands_print(capsys):
     for match, fn in shown.entries:
         assert shipped[tuple(sorted(match.items()))].speed == fn.speed
     assert json.loads(block)["tlop_speeds"] == 1
+
+
+def test_auto_compiles_a_configuration_sweep_of_16_evaluations_and_agrees_with_the_oracle(capsys):
+    """``auto`` compiles a schedule natively for a configuration sweep of at least 16
+    evaluations (every configuration shares the compiled code) and keeps the interpreter below
+    that; the native rows equal the oracle's (``--engine interp``) to 1e-12."""
+    import argparse
+
+    from tlop.cli import main as cli
+
+    h = tlop.load("kernels/summa")["summa_banded"]
+    prof = tlop.load_profile("lusitania")
+    cfg = load_config("M2").select_partition("summa_banded", 128)
+    args = argparse.Namespace(engine="auto", mapping=None)
+    assert cli._engine(args, h, prof, points=16, mapping=cfg, config=True)[0] == "jit"
+    assert cli._engine(args, h, prof, points=15, mapping=cfg, config=True)[0] == "interp"
+    assert cli._engine(args, h, prof, points=64, mapping=cfg)[0] == "interp"  # not a configuration sweep
+    argv = ["sweep", "kernels/summa", "summa_banded", "N=128,256", "b=8KiB,64KiB,1MiB,4MiB", "--config", "M1,M2",
+            "--profile", "lusitania", "--csv", "-"]
+    assert main(argv) == 0
+    auto = capsys.readouterr().out.splitlines()
+    assert main(argv + ["--engine", "interp"]) == 0
+    oracle = capsys.readouterr().out.splitlines()
+    assert len(auto) == len(oracle) == 1 + 2 * 2 * 4
+    for a, o in zip(auto[1:], oracle[1:]):
+        (*ka, va), (*ko, vo) = a.split(","), o.split(",")
+        assert ka == ko and float(va) == pytest.approx(float(vo), rel=1e-12)

@@ -95,7 +95,9 @@ def run(args) -> int:
                 if own_P:
                     point["P"] = str(cfg.P)
                 grid = cli._grid(point, ptypes, m.program, getattr(args, "max_points", None))
-                _, evaluate = cli._engine(args, h, prof, points=grid.size, mapping=cfg)
+                # every configuration shares one compiled object: count all the evaluations
+                _, evaluate = cli._engine(args, h, prof, points=grid.size * len(names) * len(sizes), mapping=cfg,
+                                          config=True)
                 for _, columns in grid.chunks():
                     values = cli._evaluate_columns(evaluate, h, columns, ptypes)
                     yield (cfg.name or name or cfg.source), cfg, N, columns, values

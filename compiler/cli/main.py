@@ -112,12 +112,15 @@ def _point(args, handle, items) -> dict:
     return point
 
 
-def _engine(args, handle, profile, points: int = 2, mapping=None):
+def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool = False):
     """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
     single point (``points == 1``: compiling, even from the on-disk cache, costs more than
-    the one evaluation) and for algorithms the JIT does not compile (schedules), and the JIT
-    otherwise.  ``--mapping`` is applied to algorithms over a process mapping (``mapping``, when
-    given, instead: a configuration of ``tlop sweep --config M1..M16``)."""
+    the one evaluation), for per-rank arguments (the JIT refuses them) and for schedules (their
+    native code takes seconds to compile; counting is cheaper for a few points) except in a
+    configuration sweep (``config``) of at least 16 evaluations in all, and the JIT otherwise;
+    an algorithm the JIT refuses falls back to the interpreter under ``auto``.  ``--mapping`` is
+    applied to algorithms over a process mapping (``mapping``, when given, instead: a
+    configuration of ``tlop sweep --config M1..M16``)."""
     from tlop import ir
     from tlop.backends.binding import bind_mapping
 
@@ -130,8 +133,13 @@ def _engine(args, handle, profile, points: int = 2, mapping=None):
     # the interpreter chosen by ``auto`` reduces schedule stages by counting (checked against the
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
     schedules = "count" if engine == "auto" else "sort"
-    if engine == "auto" and (points == 1 or handle.ir.over is not None or ir.has_schedule(handle.ir.body)
-                             or any(p.per_rank is not None for p in handle.params)):  # the JIT refuses those
+    auto = engine == "auto"
+    schedule = handle.ir.over is not None or ir.has_schedule(handle.ir.body)
+    # a schedule is compiled natively (seconds, once) only for a configuration sweep of at least
+    # 16 evaluations (``points``: all of them, every configuration shares the compiled code);
+    # otherwise counting in the interpreter is cheaper than compiling
+    if auto and (points == 1 or (schedule and not (config and points >= 16))
+                 or any(p.per_rank is not None for p in handle.params)):  # the JIT refuses per-rank
         engine = "interp"
     if engine in ("auto", "jit"):
         try:
@@ -145,8 +153,16 @@ def _engine(args, handle, profile, points: int = 2, mapping=None):
     if engine == "jit":
         import numpy as np
 
-        ev = handle.compile(profile, mapping=mapping)
-        return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
+        try:
+            ev = handle.compile(profile, mapping=mapping)
+        except TlopError as err:
+            from tlop.backends.jit import NotCompilable
+
+            if not (auto and isinstance(err, NotCompilable)):
+                raise
+            ev = None  # ``auto`` chose the JIT and it refuses: the interpreter evaluates
+        if ev is not None:
+            return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
     from tlop.backends.interp import Interpreter
 
     from tlop.backends.nonfinite import check_finite
