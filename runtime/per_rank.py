@@ -24,6 +24,7 @@ for every rank (a number) rather than a vector, and a grid of vectors is one cal
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -131,7 +132,13 @@ def parse_per_rank_text(name: str, text: str, parse_one) -> PerRankValues:
             except TlopError as e:
                 raise TlopError(f"{name}={text}: rank {r}: {_after_colon(e.diagnostics[0].message)}") from None
         else:
-            v = float(item)
+            try:
+                v = float(item)
+            except OverflowError:
+                v = math.inf
+        if not math.isfinite(v):
+            raise TlopError(f"{name}={text}: the value of rank {r} is not finite; expected a number or a "
+                            f"string such as \"1KiB\"")
         values.append(v)
     if not values:
         raise TlopError(f"{name}={text}: no values; give one for each process")
@@ -153,6 +160,9 @@ def _read_list(name: str, text: str) -> list:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
         raise TlopError(f"{name}={text}: {path} is not JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+                        f"expected a list such as [1024, \"2KiB\", …], one value for each process") from None
+    except (ValueError, RecursionError) as e:  # an integer of thousands of digits, nesting too deep
+        raise TlopError(f"{name}={text}: {path} is not JSON ({str(e)[:80]}); "
                         f"expected a list such as [1024, \"2KiB\", …], one value for each process") from None
     if isinstance(data, dict) and name in data:
         data = data[name]

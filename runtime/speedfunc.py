@@ -276,9 +276,16 @@ def balanced_sizes(functions: Sequence[SpeedFunction], total: float, tol: float 
     def sizes(t):
         return np.array([f.size_at(t) for f in functions])
 
-    lo, hi = 0.0, float(total) / sum(f.speed[0] for f in functions)  # a start: times grow, so bracket
-    while sizes(hi).sum() < total:
-        hi *= 2.0
+    # a start (times grow, so bracket): the total over the fastest first speed is at most the
+    # balanced time; a sum of huge speeds could overflow to inf and give 0
+    lo, hi = 0.0, float(total) / max(f.speed[0] for f in functions) / len(functions)
+    rounds = 0
+    while not (hi > 0 and sizes(hi).sum() >= total):
+        hi = hi * 2.0 if hi > 0 else 5e-324
+        rounds += 1
+        if rounds > 4200 or not np.isfinite(hi):  # 2^±1074 spans every double: a time cannot be found
+            raise ConfigError(f"speed functions: no time at which the processes together do a problem of "
+                              f"size {total:g} (speeds beyond what a double can represent?)")
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if sizes(mid).sum() < total:

@@ -285,3 +285,30 @@ algorithm both(P: int >= 2, m: bytes) over map: mapping =
                 want = mod["both"].evaluate(prof, P=P, m=4096.0, mapping=_mapping(kind, Q))
                 got = float(interp.eval(d.expr, {"P": float(P), "m": 4096.0, "Q": float(Q)}))
                 assert _close(got, want), (key, kind, P, Q, got, want)
+
+
+NEG_SIZES = tlop.loads('''
+import "taulop/platform.tlop"
+algorithm shadow(P: int >= 2, m: bytes >= 0) over map: mapping =
+    let m = m - 1KiB in stage { par r in 0 .. P - 1: send r -> (r + 1) % P : m }
+algorithm shadow_pos(P: int >= 2, m: bytes > 0) over map: mapping =
+    let m = m - 1KiB in stage { par r in 0 .. P - 1: send r -> (r + 1) % P : m }
+algorithm real_size(P: int >= 2, x: real) over map: mapping =
+    stage { par r in 0 .. P - 1: send r -> (r + 1) % P : x * 1B }
+''', "sizes.tlop")
+
+
+@pytest.mark.parametrize("name,args", [("shadow", dict(m=100.0)), ("shadow_pos", dict(m=100.0)),
+                                       ("real_size", dict(x=-3.0))])
+def test_a_negative_size_is_the_schedules_error_in_the_closed_form_too(name, args):
+    """A send size that may be negative (a real parameter, or a ``let`` shadowing a declared
+    non-negative parameter) is guarded by ``size ≥ 0`` or has no closed form: the JIT's
+    ``if conditions then closed form else schedule`` reports the interpreter's E022, never 0 s."""
+    h = NEG_SIZES[name]
+    d = derive(NEG_SIZES.program, h.ir, "sequential")
+    assert not d.ok or any("≥ 0" in t for t in d.condition_text), (d.reason, d.condition_text)
+    with pytest.raises(tlop.TlopError, match="is negative"):
+        h.evaluate("lusitania", P=4, mapping=tlop.sequential(2), **args)  # the interpreter (first call)
+    native = h.compile(tlop.load_profile("lusitania"), mapping=tlop.sequential(2))
+    with pytest.raises(tlop.TlopError, match="is negative"):
+        native(P=4, **args)

@@ -296,3 +296,30 @@ def test_invalid_nan_keeps_the_vector_whole():
     assert g.evaluate("lusitania", P=4, counts=counts, mapping="sequential(2)", invalid="nan") == want
     got = g.evaluate("lusitania", P=np.array([4.0, 0.0, 4.0]), counts=counts, mapping="sequential(2)", invalid="nan")
     assert got[0] == got[2] == want and math.isnan(got[1])
+
+
+def test_non_finite_and_oversized_values_are_errors_not_tracebacks(tmp_path, capsys):
+    """An infinite rank value (``1e400`` on the command line, a 400-digit integer in a file, ``inf``
+    from Python) and a file with a 5,000-digit integer are the project's errors, never a
+    traceback (reviewer's reproducers)."""
+    from tlop.cli.main import main
+
+    def run(*argv):
+        rc = main(["eval", "taulop/gather", "gatherv", "P=4", *argv, "--mapping", "sequential(2)",
+                   "--profile", "lusitania"])
+        return rc, capsys.readouterr().err
+
+    rc, err = run("counts=1,1e400,2,3")
+    assert rc == 1 and "the value of rank 1 is not finite" in err and "Traceback" not in err
+    big = tmp_path / "big.json"
+    big.write_text("[1, " + "9" * 400 + ", 2, 3]")
+    rc, err = run(f"counts=@{big}")
+    assert rc == 1 and "the value of rank 1 is not finite" in err
+    huge = tmp_path / "huge.json"
+    huge.write_text("[1, " + "9" * 5000 + ", 2, 3]")
+    rc, err = run(f"counts=@{huge}")
+    assert rc == 1 and "is not JSON" in err and "error[E030]" in err
+    with pytest.raises(tlop.TlopError) as e:
+        GATHERV["taulop"].evaluate("lusitania", P=4, counts=[1024.0, math.inf, 4096.0, 8192.0],
+                                   mapping=tlop.sequential(2))
+    assert "counts" in str(e.value)

@@ -247,3 +247,14 @@ def test_any_mangled_file_is_a_config_error(which, value):
         speeds_from_text(json.dumps(data))
     except ConfigError as err:
         assert err.diagnostics[0].message
+
+
+def test_speeds_near_the_largest_double_are_balanced_not_a_hang():
+    """Speeds of 1e308 (each finite, their sum not) once made the bracket's start 0 and its
+    doubling endless: the start is now the fastest speed's, and the doubling is bounded."""
+    from tlop.runtime.speedfunc import SpeedFunction, balanced_sizes
+
+    sizes, t = balanced_sizes([SpeedFunction((1.0,), (1e308,))] * 2, 100.0)
+    assert list(sizes) == [50.0, 50.0] and t > 0
+    sizes, t = balanced_sizes([SpeedFunction((1.0,), (5.0,)), SpeedFunction((1.0,), (1e308,))], 100.0)
+    assert sizes.sum() == pytest.approx(100.0) and sizes[0] / 5.0 == pytest.approx(sizes[1] / 1e308, rel=1e-6)

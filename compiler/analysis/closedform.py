@@ -473,7 +473,7 @@ class _Deriver:
         if not self.declared_nonneg(size):
             # a negative size is an error of the schedule (the interpreter's E022): the closed
             # form holds only where the size is not negative, the schedule reports the rest
-            if not ir.free_vars(size) <= {p.name for p in self.alg.params}:
+            if not ir.free_vars(size) <= {p.name for p in self.alg.params} - set(self.lets):
                 raise NoClosedForm("a send's size may be negative and depends on a stage variable")
             self.need(_b(">=", size, _ZERO), f"{_text(size, self.program)} ≥ 0")
         return ir.Cond(_b("<=", size, _ZERO), _ZERO, cost)
@@ -486,6 +486,8 @@ class _Deriver:
         if isinstance(e, ir.Var):
             if e.name in self.nonneg:
                 return True
+            if e.name in self.lets:  # a let may shadow a parameter: its value, not the declaration
+                return False
             p = next((p for p in self.alg.params if p.name == e.name), None)
             return p is not None and bool(p.constraint) and p.constraint[0] in (">=", ">") \
                 and isinstance(p.constraint[1], ir.Num) and p.constraint[1].value >= 0
@@ -496,8 +498,9 @@ class _Deriver:
         return False
 
     def alg_bound(self, size):
-        """The declared strict lower bound of a size that is a parameter (None otherwise)."""
-        if isinstance(size, ir.Var):
+        """The declared strict lower bound of a size that is a parameter (None otherwise; a
+        ``let`` of the same name shadows the parameter)."""
+        if isinstance(size, ir.Var) and size.name not in self.lets:
             for p in self.alg.params:
                 if p.name == size.name and p.constraint and p.constraint[0] == ">" \
                         and isinstance(p.constraint[1], ir.Num):

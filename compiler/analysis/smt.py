@@ -43,6 +43,7 @@ import z3
 from tlop import ir
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
+from tlop.analysis.solver_time import solver_timeout_ms
 from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["Encoder", "ModelAxioms", "UNROLL_LIMIT", "UNROLL_BUDGET", "UnrollBudgetExceeded", "CostVar", "z3_value"]
@@ -474,7 +475,7 @@ class Encoder(ExprFunctor):
         except (TlopError, z3.Z3Exception):
             return False
         s = z3.Solver()
-        s.set("timeout", CONGRUENCE_TIMEOUT_MS)
+        s.set("timeout", solver_timeout_ms(CONGRUENCE_TIMEOUT_MS))  # scaled like every other limit
         s.add(*sub.fact_groups()["math"])
         s.add(a != c)
         return s.check() == z3.unsat

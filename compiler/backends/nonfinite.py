@@ -112,6 +112,8 @@ class _Tracer(Interpreter):
 
 
 def _g(x) -> str:
+    if hasattr(x, "text"):  # a per-rank vector (tlop.runtime.per_rank.PerRankValues)
+        return x.text(_g)
     return f"{float(x):g}"
 
 

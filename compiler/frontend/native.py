@@ -210,6 +210,8 @@ def native_answer(source: Source) -> bytes | None:
         data = source.text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: only the reference parser sees them
         return None
+    if len(data) >= 2 ** 31 - 1:  # the library takes a C int length: only the reference parser
+        return None
     n = ctypes.c_longlong()
     with _lock:
         ptr = lib.tlop_parse(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, ctypes.byref(n))
