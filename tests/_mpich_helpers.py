@@ -21,6 +21,7 @@ from collections import Counter
 import pytest
 
 from tlop.runtime.measure.launch import find_mpiexec
+from _traffic import chain, flat, recursive_doubling, ring  # noqa: F401 -- re-exported to the tests
 
 #: MPICH's tags of its collectives' point-to-point messages (mpir_tags.h)
 MPIR_TAG = {"bcast": 2, "allgather": 7}
@@ -110,24 +111,3 @@ def observed(tmp_path, coll, m, selection=None, P=4, forcing=None):
 def binomial(m):
     """MPICH's binomial broadcast (bcast_intra_binomial.c): the root sends to 2, then 1; 2 to 3."""
     return {(0, 2): (m, 1), (0, 1): (m, 1), (2, 3): (m, 1)}
-
-
-def flat(m, P=4):
-    return {(0, d): (m, 1) for d in range(1, P)}
-
-
-def chain(m, s=None, P=4):
-    k = 1 if s is None else -(-m // s)
-    return {(r, r + 1): (m, k) for r in range(P - 1)}
-
-
-def ring(m, P=4):
-    return {(r, (r + 1) % P): ((P - 1) * m, P - 1) for r in range(P)}
-
-
-def recursive_doubling(m, P=4):
-    out = {}
-    for r in range(P):
-        out[(r, r ^ 1)] = (m, 1)
-        out[(r, r ^ 2)] = (2 * m, 1)
-    return out

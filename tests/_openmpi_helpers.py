@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from _traffic import chain, recursive_doubling, ring  # noqa: F401 -- re-exported to the tests
 
 COLL = """
 import sys
@@ -59,21 +60,6 @@ def binomial(m):
     return {(0, 1): (m, 1), (0, 2): (m, 1), (1, 3): (m, 1)}
 
 
-def chain(m, s):
-    k = -(-m // s)
-    return {(0, 1): (m, k), (1, 2): (m, k), (2, 3): (m, k)}
-
-
-def ring(m, P=4):
-    return {(r, (r + 1) % P): ((P - 1) * m, P - 1) for r in range(P)}
-
-
-def recursive_doubling(m, P=4):
-    out = {}
-    for r in range(P):
-        out[(r, r ^ 1)] = (m, 1)
-        out[(r, r ^ 2)] = (2 * m, 1)
-    return out
 
 
 

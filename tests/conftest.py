@@ -42,6 +42,20 @@ def update_golden(request):
     return request.config.getoption("--update-golden")
 
 
+def check_golden(path, text: str, update: bool) -> None:
+    """``text`` equals the golden file ``path`` (which ``--update-golden`` rewrites from it)."""
+    if update:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def golden(update_golden):
+    """``golden(path, text)``: :func:`check_golden` under this run's ``--update-golden``."""
+    return lambda path, text: check_golden(path, text, update_golden)
+
+
 def taulop_profiles() -> list:
     """Names of the bundled profiles that price τ-Lop schedules: tables o and L, and profile
     channels for the platform's shm and net (not, e.g., the postal path profiles summit, lassen)."""
@@ -84,3 +98,20 @@ def plogp_profile():
     g = [PLOGP_G0 + PLOGP_G1 * m for m in PLOGP_M]
     return synthetic_profile("plogp-test", tables={"g": {"*": {"m": PLOGP_M, "values": g}}},
                              scalars={"L": {"*": PLOGP_L}})
+
+
+def replace_any_value(data, which: int, value):
+    """``data`` (nested JSON lists and objects, changed in place) with the value in its
+    ``which``-th slot (counted depth-first, modulo their number) replaced by ``value``: the
+    mutation of the mangled-file property tests."""
+    slots = []
+
+    def walk(node):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            slots.append((node, k))
+            walk(v)
+    walk(data)
+    node, key = slots[which % len(slots)]
+    node[key] = value
+    return data

@@ -21,14 +21,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_golden(name, capsys, update_golden):
+def test_golden(name, capsys, golden):
     assert main(CASES[name]) == 0
-    out = capsys.readouterr().out
-    path = GOLDEN / f"{name}.txt"
-    if update_golden:
-        path.write_text(out)
-    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
-    assert out == path.read_text()
+    golden(GOLDEN / f"{name}.txt", capsys.readouterr().out)
 
 
 def test_rows_are_each_configuration_evaluated_alone(capsys):

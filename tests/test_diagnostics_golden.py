@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tlop.cli.main import main
+from conftest import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "diagnostics"
 CASES = sorted(p for p in GOLDEN.glob("*.tlop") if not p.name.startswith("import_cycle_b"))
@@ -32,11 +33,7 @@ def test_diagnostic(path, capsys, monkeypatch, update_golden):
     status, err = run_case(path, capsys, monkeypatch)
     assert status == 1, f"expected a user error, got status {status}"
     assert "Traceback" not in err
-    expected = path.with_suffix(".txt")
-    if update_golden:
-        expected.write_text(err)
-    assert expected.exists(), f"no golden file {expected.name}: run pytest --update-golden and review it"
-    assert err == expected.read_text()
+    check_golden(path.with_suffix(".txt"), err, update_golden)
 
 
 def test_enough_kinds_of_error():

@@ -15,6 +15,7 @@ from tlop.runtime.errors import ProfileError
 from tlop.runtime.hloggp import for_mapping
 from tlop.runtime.partition import column_partition
 from tlop.runtime.profile import load_profile, profile_from_dict
+from conftest import replace_any_value
 
 KERNELS = tlop.load("kernels/hloggp")
 
@@ -197,16 +198,7 @@ def test_any_mangled_section_is_a_profile_error(which, value):
     """Replacing any value of a valid section by any JSON value gives a profile or a
     ProfileError, never another exception."""
     data = {"pairs": [dict(GOOD), dict(GOOD, to="a", **{"from": "b"})], "description": "d"}
-    slots = []
-
-    def walk(node):
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for k, v in items:
-            slots.append((node, k))
-            walk(v)
-    walk(data)
-    node, key = slots[which % len(slots)]
-    node[key] = value
+    replace_any_value(data, which, value)
     try:
         profile_from_dict({"tlop_profile": 1, "name": "x", "hloggp": data})
     except ProfileError as err:

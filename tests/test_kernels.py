@@ -25,14 +25,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_golden_derivation(name, capsys, update_golden):
+def test_golden_derivation(name, capsys, golden):
     assert main(CASES[name]) == 0
-    out = capsys.readouterr().out
-    path = GOLDEN / f"{name}.txt"
-    if update_golden:
-        path.write_text(out)
-    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
-    assert out == path.read_text()
+    golden(GOLDEN / f"{name}.txt", capsys.readouterr().out)
 
 
 HAND = """import "kernels/platform.tlop"

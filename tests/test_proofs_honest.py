@@ -29,7 +29,7 @@ from tlop.ir.facts import param_facts
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.profile import load_profile
 
-from conftest import synthetic_profile
+from conftest import check_golden, synthetic_profile
 
 HERE = Path(__file__).parent / "golden" / "proofs"
 NONNEG = str(HERE / "nonneg.tlop")
@@ -40,11 +40,7 @@ N, V = ir.Num, ir.Var
 
 
 def _golden(name, text, update):
-    path = HERE / f"{name}.txt"
-    if update:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
-    assert text == path.read_text(encoding="utf-8")
+    check_golden(HERE / f"{name}.txt", text, update)
 
 
 def _run(argv, capsys):

@@ -11,6 +11,7 @@ from tlop.analysis.prove import validate, simplify_validated
 from tlop.analysis.simplify import DEFAULT_FAMILIES, simplify
 
 from _tlop_fixtures_rules import B, N, V, pc, program, xm
+from conftest import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "rules"
 PROG = program()
@@ -29,11 +30,7 @@ CASES = {
 
 
 def _golden(name, text, update):
-    path = GOLDEN / (name + ".txt")
-    if update:
-        path.write_text(text + "\n", encoding="utf-8")
-    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
-    assert path.read_text(encoding="utf-8").rstrip("\n") == text
+    check_golden(GOLDEN / (name + ".txt"), text + "\n", update)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -12,6 +12,7 @@ from tlop.runtime.configs import ConfigError, _tiling_error, load_config
 from tlop.runtime.partition import column_partition, slab_partition
 from tlop.runtime.speedfunc import (SpeedFunction, balanced_sizes, constant_speeds, fpm_partition,
                                     read_speeds_file, speeds_from_text, speeds_json)
+from conftest import replace_any_value
 
 
 def _tiles(part):
@@ -233,16 +234,7 @@ def test_any_mangled_file_is_a_config_error(which, value):
     """Replacing any value of a valid file by any JSON value gives a speed-function set or a
     ConfigError (a message with the field), never another exception."""
     data = json.loads(json.dumps(BASE))
-    slots = []
-
-    def walk(node):
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for k, v in items:
-            slots.append((node, k))
-            walk(v)
-    walk(data)
-    node, key = slots[which % len(slots)]
-    node[key] = value
+    replace_any_value(data, which, value)
     try:
         speeds_from_text(json.dumps(data))
     except ConfigError as err:
@@ -252,8 +244,6 @@ def test_any_mangled_file_is_a_config_error(which, value):
 def test_speeds_near_the_largest_double_are_balanced_not_a_hang():
     """Speeds of 1e308 (each finite, their sum not) once made the bracket's start 0 and its
     doubling endless: the start is now the fastest speed's, and the doubling is bounded."""
-    from tlop.runtime.speedfunc import SpeedFunction, balanced_sizes
-
     sizes, t = balanced_sizes([SpeedFunction((1.0,), (1e308,))] * 2, 100.0)
     assert list(sizes) == [50.0, 50.0] and t > 0
     sizes, t = balanced_sizes([SpeedFunction((1.0,), (5.0,)), SpeedFunction((1.0,), (1e308,))], 100.0)
