@@ -73,6 +73,7 @@ class _DefInfo:
     defaults: dict = field(default_factory=dict)  # name -> closed IR
     state: str = "new"  # new | busy | done
     exploded: bool = False  # its body expanded past the size limit (reported once, there)
+    env: Optional[dict] = None  # the parameters' environment (_Elaborator._param_env)
 
 
 def _is_zero(e: A.Expr) -> bool:
@@ -99,32 +100,15 @@ class _Elaborator:
         self.decl_model: dict[str, str] = {}
         self.channel_info: dict[str, ir.ChannelInfo] = {}
         self.sizes = TreeSizes()
-        self._schedule_memo: dict[int, tuple] = {}  # id(node) -> (node, has a schedule)
         self._calls_exploded = False
         self._index = None  # (number of globals, index) for "did you mean"
+        self._numbers: dict = {}  # (value, unit, type of value) -> (IR value, Type) of a literal
 
     def _has_schedule(self, e) -> bool:
-        """:func:`ir.has_schedule`, remembered per node for the whole pass: inlined bodies are
-        shared, and every algorithm calling a def would walk the def's body again."""
-        memo = self._schedule_memo
-        hit = memo.get(id(e))
-        if hit is not None:
-            return hit[1]
-        stack = [(e, None)]  # (node, None) to expand, (node, its children) to combine
-        while stack:
-            n, kids = stack.pop()
-            if id(n) in memo:
-                continue
-            if kids is None:
-                if isinstance(n, ir.SCHEDULE_NODES):
-                    memo[id(n)] = (n, True)
-                    continue
-                kids = ir.children(n)
-                stack.append((n, kids))
-                stack.extend((k, None) for k in kids if id(k) not in memo)
-                continue
-            memo[id(n)] = (n, any(memo[id(k)][1] for k in kids))
-        return memo[id(e)][1]
+        """:func:`ir.has_schedule`, remembered per node for the whole pass (in :attr:`sizes`, which
+        walks each node once for its size and this): inlined bodies are shared, and every
+        algorithm calling a def would walk the def's body again."""
+        return self.sizes.has_schedule(e)
 
     def _bounded(self, node, t, what: str, span):
         """``node`` if its tree (definitions inlined) is small enough, else an error at the place
@@ -353,10 +337,18 @@ class _Elaborator:
     # ================================================================= expressions
     def expr(self, e: A.Expr, env: dict):
         """(IR, type) of an expression in a local environment name -> (IR, type)."""
-        method = getattr(self, "_" + type(e).__name__)
-        return method(e, env)
+        rule = _EXPR_RULES.get(type(e))
+        if rule is None:  # the method named after the AST class, looked up once per class
+            rule = _EXPR_RULES[type(e)] = getattr(_Elaborator, "_" + type(e).__name__)
+        return rule(self, e, env)
 
     def _Number(self, e: A.Number, env):
+        # a literal's value and type depend on its value and unit alone: computed once for each
+        # (a zero is not remembered, so 0.0 and -0.0, which are equal keys, never meet)
+        key = (e.value, e.unit, type(e.value))
+        hit = self._numbers.get(key)
+        if hit is not None:
+            return ir.Num(hit[0], span=e.span, ty=hit[1]), hit[1]
         kind = unit_kind(e.unit)
         if kind is None:
             self.sink.error(f"unknown unit '{e.unit}'; sizes: {', '.join(SIZE_UNITS)}; "
@@ -370,6 +362,8 @@ class _Elaborator:
             t = T.INT if float(value).is_integer() else T.REAL
         else:
             t = T.TYPE_NAMES[kind]
+        if value != 0:
+            self._numbers[key] = (value, t)
         return ir.Num(value, span=e.span, ty=t), t
 
     def _Name(self, e: A.Name, env):
@@ -886,9 +880,14 @@ class _Elaborator:
 
     @staticmethod
     def _param_env(info):
-        per_rank = ({p.name for p in info.decl.params if p.per_rank is not None}
-                    if isinstance(info.decl, A.AlgorithmDecl) else ())  # elsewhere refused at its declaration
-        return {n: ((_PerRank(n) if n in per_rank else ir.Var(n, ty=t)), t) for n, t in info.params}
+        """The environment of a def's or algorithm's parameters, built once per declaration and
+        shared by its body, defaults, constraints and ``where`` (environments are never
+        changed in place: a binder extends a copy)."""
+        if info.env is None:
+            per_rank = ({p.name for p in info.decl.params if p.per_rank is not None}
+                        if isinstance(info.decl, A.AlgorithmDecl) else ())  # elsewhere refused at its declaration
+            info.env = {n: ((_PerRank(n) if n in per_rank else ir.Var(n, ty=t)), t) for n, t in info.params}
+        return info.env
 
     def _per_rank(self, d, p, ptype, info) -> Optional[str]:
         """The process-count parameter of ``p`` when it is declared per rank (``counts: bytes[P]``),
@@ -910,6 +909,10 @@ class _Elaborator:
         if free:
             self.sink.error(f"{what} must be a constant; it uses the parameter{'s' if len(free) > 1 else ''} "
                             f"{', '.join(sorted(free))}", span)
+
+
+#: AST expression class -> the _Elaborator method that lowers it (``_Number`` for ``A.Number`` …)
+_EXPR_RULES: dict = {}
 
 
 def _constant(e: A.Expr):

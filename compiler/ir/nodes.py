@@ -359,47 +359,41 @@ def binder(e: "Expr"):
 
 def children(e: Expr) -> tuple:
     """The direct sub-expressions of ``e`` in a fixed order (the order :func:`rebuild` takes)."""
-    if isinstance(e, (Num, Var, )):
-        return ()
-    if isinstance(e, Bin):
-        return (e.lhs, e.rhs)
-    if isinstance(e, (Neg, Not)):
-        return (e.operand,)
-    if isinstance(e, Fn):
-        return tuple(e.args)
-    if isinstance(e, Cond):
-        return (e.test, e.then_, e.else_)
-    if isinstance(e, Let):
-        return tuple(v for _, v in e.bindings) + (e.body,)
-    if isinstance(e, Reduce):
-        return (e.lo, e.hi, e.body)
-    if isinstance(e, Lookup):
-        return ((e.channel,) if e.channel is not None else ()) + tuple(e.args)
-    if isinstance(e, Scalar):
-        return (e.channel,) if e.channel is not None else ()
-    if isinstance(e, Conc):
-        return (e.factor, e.body)
-    if isinstance(e, Transmit):
-        return (e.channel, e.size)
-    if isinstance(e, Xmit):
-        return (e.count, e.channel, e.size)
-    if isinstance(e, ParComp):
-        return tuple(x for op in e.operands for x in op)
-    if isinstance(e, (Stage, Block)):
-        return tuple(e.items)
-    if isinstance(e, Loop):
-        return (e.lo, e.hi, e.where, e.body)
-    if isinstance(e, Send):
-        return (e.src, e.dst, e.size, e.weight)
-    if isinstance(e, Compute):
-        return (e.rank, e.cost)
-    if isinstance(e, NodeOf):
-        return (e.rank,)
-    if isinstance(e, ConfigRef):
-        return (e.index,) if e.index is not None else ()
-    if isinstance(e, PerRankArg):
-        return (e.index,)
-    raise TypeError(f"not an IR node: {e!r}")
+    get = _CHILDREN.get(type(e))
+    if get is None:  # a subclass of a node class (none in tlop itself) reads like its base
+        get = next((f for cls, f in _CHILDREN.items() if isinstance(e, cls)), None)
+        if get is None:
+            raise TypeError(f"not an IR node: {e!r}")
+    return get(e)
+
+
+#: how to read the children of each node class (keyed by the exact class: one lookup per node
+#: instead of a chain of isinstance tests, for the passes that walk every node)
+_CHILDREN = {
+    Num: lambda e: (),
+    Var: lambda e: (),
+    Bin: lambda e: (e.lhs, e.rhs),
+    Neg: lambda e: (e.operand,),
+    Not: lambda e: (e.operand,),
+    Fn: lambda e: tuple(e.args),
+    Cond: lambda e: (e.test, e.then_, e.else_),
+    Let: lambda e: tuple(v for _, v in e.bindings) + (e.body,),
+    Reduce: lambda e: (e.lo, e.hi, e.body),
+    Lookup: lambda e: ((e.channel,) if e.channel is not None else ()) + tuple(e.args),
+    Scalar: lambda e: (e.channel,) if e.channel is not None else (),
+    Conc: lambda e: (e.factor, e.body),
+    Transmit: lambda e: (e.channel, e.size),
+    Xmit: lambda e: (e.count, e.channel, e.size),
+    ParComp: lambda e: tuple(x for op in e.operands for x in op),
+    Stage: lambda e: tuple(e.items),
+    Block: lambda e: tuple(e.items),
+    Loop: lambda e: (e.lo, e.hi, e.where, e.body),
+    Send: lambda e: (e.src, e.dst, e.size, e.weight),
+    Compute: lambda e: (e.rank, e.cost),
+    NodeOf: lambda e: (e.rank,),
+    ConfigRef: lambda e: (e.index,) if e.index is not None else (),
+    PerRankArg: lambda e: (e.index,),
+}
 
 
 def rebuild(e: Expr, kids: tuple) -> Expr:

@@ -55,6 +55,17 @@ class Type:
             object.__setattr__(self, "time", Fraction(0))
             object.__setattr__(self, "bytes", Fraction(0))
 
+    def __eq__(self, other) -> bool:
+        # the generated comparison, with the common case first: a program's types are mostly
+        # the same few objects (INT, TIME …), and comparing two Fractions is slow.  (The
+        # dataclass still makes __hash__ from the fields.)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.kind == other.kind and self.integer == other.integer and self.time == other.time
+                and self.bytes == other.bytes)
+
     # ------------------------------------------------------------------ predicates
     @property
     def is_num(self) -> bool:
@@ -90,6 +101,15 @@ class Type:
     # ------------------------------------------------------------------ spelling
     def __str__(self) -> str:
         """The type as written in source: ``int``, ``time``, ``time/bytes``, ``bytes^2``."""
+        hit = _STR_MEMO.get(id(self))
+        if hit is not None:
+            return hit[1]
+        text = self._spelling()
+        if len(_STR_MEMO) < 4096:
+            _STR_MEMO[id(self)] = (self, text)
+        return text
+
+    def _spelling(self) -> str:
         if self.kind != "num":
             return self.kind
         if self.dimensionless:
@@ -122,6 +142,10 @@ class Type:
             return "size (B)"
         return f"{self.pretty()} ({self.units()})"
 
+
+#: the spelling of each Type object printed, by id (each held, so its id is not reused): the
+#: elaborator spells the type of every parameter; bounded
+_STR_MEMO: dict = {}
 
 _SUPER = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
