@@ -367,8 +367,9 @@ class _Elaborator:
         return ir.Num(value, span=e.span, ty=t), t
 
     def _Name(self, e: A.Name, env):
-        if e.id in env:
-            node, t = env[e.id]
+        local = env.get(e.id)
+        if local is not None:
+            node, t = local
             if isinstance(node, _PerRank):
                 self.sink.error(f"'{e.id}' is a per-rank parameter (one value for each process): write {e.id}[r] for rank r's", e.span)
                 return ir.Num(0.0), ERR
@@ -472,10 +473,15 @@ class _Elaborator:
         try:
             return rule()
         except TypeRuleError as err:
-            span = operands[err.operand].span if err.operand is not None and err.operand < len(operands) \
-                else whole_span
-            self.sink.error(err.message, span)
-            return ERR
+            return self._rule_error(err, operands, whole_span)
+
+    def _rule_error(self, err: TypeRuleError, operands, whole_span):
+        """Report a violated typing rule at the operand it names (or the whole expression); the
+        type ``error``."""
+        span = operands[err.operand].span if err.operand is not None and err.operand < len(operands) \
+            else whole_span
+        self.sink.error(err.message, span)
+        return ERR
 
     def _Unary(self, e: A.Unary, env):
         node, t = self.expr(e.operand, env)
@@ -488,25 +494,21 @@ class _Elaborator:
         return ir.Neg(node, span=e.span, ty=t2), t2
 
     def _Binary(self, e: A.Binary, env):
-        if e.op == "||":
+        op = e.op
+        if op == "||":
             return self._conc(e, env)
         a, ta = self.expr(e.lhs, env)
         b, tb = self.expr(e.rhs, env)
-        op = e.op
-        if op in ("+", "-", "%") or op in ir.COMPARE_OPS:
+        if op in _SAME_DIMENSION_OPS:  # a plain 0 takes the dimension of the other side
             if tb.is_num:
                 a, ta = self._fit(a, ta, e.lhs, tb)
             if ta.is_num:
                 b, tb = self._fit(b, tb, e.rhs, ta)
-        if op in ir.LOGIC_OPS:
-            rule = lambda: T.logic(op, ta, tb)  # noqa: E731
-        elif op in ir.INT_OPS:
-            rule = lambda: T.integer_op(op, ta, tb)  # noqa: E731
-        elif op in ir.COMPARE_OPS:
-            rule = lambda: T.compare(op, ta, tb)  # noqa: E731
-        else:
-            rule = lambda: T.arith(op, ta, tb, _constant(e.rhs) if op == "^" else None)  # noqa: E731
-        t = self._rule(rule, (e.lhs, e.rhs), e.span)
+        rule = _BINARY_RULES.get(op)
+        try:
+            t = rule(op, ta, tb) if rule is not None else T.arith(op, ta, tb, _constant(e.rhs) if op == "^" else None)
+        except TypeRuleError as err:
+            t = self._rule_error(err, (e.lhs, e.rhs), e.span)
         return ir.Bin(op, a, b, span=e.span, ty=t), t
 
     # ---------------------------------------------------------------- ‖
@@ -913,6 +915,11 @@ class _Elaborator:
 
 #: AST expression class -> the _Elaborator method that lowers it (``_Number`` for ``A.Number`` …)
 _EXPR_RULES: dict = {}
+#: the binary operators whose operands have one dimension (a plain ``0`` fits either side)
+_SAME_DIMENSION_OPS = frozenset(("+", "-", "%") + ir.COMPARE_OPS)
+#: the typing rule of each binary operator other than the arithmetic ones (:func:`T.arith`)
+_BINARY_RULES = {**{op: T.logic for op in ir.LOGIC_OPS}, **{op: T.integer_op for op in ir.INT_OPS},
+                 **{op: T.compare for op in ir.COMPARE_OPS}}
 
 
 def _constant(e: A.Expr):

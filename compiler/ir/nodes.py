@@ -75,6 +75,7 @@ receives it with the arguments, together with the process count under the reserv
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -357,6 +358,32 @@ def binder(e: "Expr"):
 
 # ----------------------------------------------------------------------------- generic traversal
 
+def _direct_init(cls) -> None:
+    """Give the frozen node class ``cls`` an ``__init__`` that stores its fields straight into
+    the instance's ``__dict__``: the signature, defaults and field order of the one the dataclass
+    generated, without the ``object.__setattr__`` call per field that a frozen dataclass pays to
+    get past its own ``__setattr__`` (half the cost of building a node, and the front end builds
+    millions).  A class with a ``default_factory`` or a ``__post_init__`` keeps the generated one."""
+    fs = dataclasses.fields(cls)
+    if hasattr(cls, "__post_init__") or any(f.default_factory is not dataclasses.MISSING for f in fs):
+        return
+
+    def param(f):
+        return f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}"
+
+    names = ["self"] + [param(f) for f in fs if not f.kw_only]
+    kw_only = [param(f) for f in fs if f.kw_only]
+    if kw_only:
+        names += ["*"] + kw_only
+    lines = [f"def __init__({', '.join(names)}):", "    d = self.__dict__"]
+    lines += [f"    d[{f.name!r}] = {f.name}" for f in fs]
+    namespace = {f"_default_{f.name}": f.default for f in fs if f.default is not dataclasses.MISSING}
+    exec("\n".join(lines), namespace)  # noqa: S102  (generated from the field list, as dataclasses does)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init
+
+
 def children(e: Expr) -> tuple:
     """The direct sub-expressions of ``e`` in a fixed order (the order :func:`rebuild` takes)."""
     get = _CHILDREN.get(type(e))
@@ -394,6 +421,9 @@ _CHILDREN = {
     ConfigRef: lambda e: (e.index,) if e.index is not None else (),
     PerRankArg: lambda e: (e.index,),
 }
+
+for _cls in _CHILDREN:
+    _direct_init(_cls)
 
 
 def rebuild(e: Expr, kids: tuple) -> Expr:
@@ -639,3 +669,7 @@ class Program:
         variants = self.variants(name, channel)
         return next((v for v in variants if v.via == kind), None) or \
             next((v for v in variants if v.via is None), None)
+
+
+for _cls in (TableSig, ScalarSig, TransmissionVariant, ParamSig, Algorithm, ChannelInfo):
+    _direct_init(_cls)

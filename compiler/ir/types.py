@@ -82,6 +82,8 @@ class Type:
 
     def same_dimension(self, other: "Type") -> bool:
         """Both numbers of one dimension (``int`` and ``real`` are the same dimension)."""
+        if self is other:
+            return self.kind == "num"
         return self.kind == other.kind == "num" and self.time == other.time and self.bytes == other.bytes
 
     # ------------------------------------------------------------------ algebra
@@ -340,8 +342,25 @@ def negate(a: Type) -> Type:
     return a
 
 
+#: results of :func:`function` by (name, ids of the argument types), with the types held (as
+#: :data:`_ARITH_MEMO`); bounded
+_FUNCTION_MEMO: dict = {}
+
+
 def function(name: str, args: Sequence[Type]) -> Type:
     """A built-in function of the argument types (arity is checked by the caller)."""
+    args = tuple(args)
+    key = (name,) + tuple(map(id, args))
+    hit = _FUNCTION_MEMO.get(key)
+    if hit is not None:
+        return hit[1]
+    out = _function(name, args)  # a TypeRuleError is raised each time, never stored
+    if len(_FUNCTION_MEMO) < 4096:
+        _FUNCTION_MEMO[key] = (args, out)
+    return out
+
+
+def _function(name: str, args: Sequence[Type]) -> Type:
     if any(t.is_error for t in args):
         return ERROR
     _numbers(f"'{name}'", args)
@@ -395,7 +414,7 @@ def reduction_bound(kind: str, t: Type):
 def accepts(want: Type, got: Type) -> bool:
     """Whether a value of type ``got`` may be passed where ``want`` is declared (an ``int`` is a
     ``real``; otherwise the types are equal)."""
-    if want.is_error or got.is_error:
+    if want is got or want.is_error or got.is_error:
         return True
     if want == got:
         return True
