@@ -15,8 +15,10 @@ the 5 s budget (≤ 1.0 meets it).
 ``--phases N`` instead splits the CPU time of checking one file of N declarations, in this
 process, into its phases: the native parse (the Go library: lex, parse, write the AST) and
 decoding its answer into the AST; the Python ANTLR lexer and parser and the Python AST builder
-(up to ``--python-max`` declarations); checking and lowering — each per declaration, with the
-ratio of the Python parsing phases to the native ones.
+(up to ``--python-max`` declarations); checking and lowering alone (``elaborate``, the AST
+given), then the whole load after parsing (checking, lowering and writing the checked-IR cache)
+— each per declaration, with the ratio of the Python parsing phases to the native ones
+(``bench/bench_elaborate.py`` compares checking and lowering with a baseline revision).
 
 Run: ``python bench/bench_frontend_scale.py [--max 1e5] [--python-max 1e4]`` (about two minutes
 with 10⁵), or ``python bench/bench_frontend_scale.py --phases 10000``.
@@ -106,6 +108,16 @@ def phases(n: int, python_max: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "decls.tlop").write_text(text)
         os.environ["TLOP_CACHE_DIR"] = str(Path(tmp) / "cache")
+        from tlop.frontend.elaborate import elaborate
+        from tlop.frontend.limits import deep
+        from tlop.frontend.loader import load_tree
+
+        with deep(), gc_paused():
+            modules = load_tree(Path(tmp) / "decls.tlop")  # the module parsed above
+            t = cpu()
+            elaborate(modules)
+            out["check and lower alone (elaborate)"] = cpu() - t
+        del modules
         t = cpu()
         tlop.load(str(Path(tmp) / "decls.tlop"))
         out["check, lower, write the cache"] = cpu() - t
