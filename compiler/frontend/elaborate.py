@@ -74,6 +74,7 @@ class _DefInfo:
     state: str = "new"  # new | busy | done
     exploded: bool = False  # its body expanded past the size limit (reported once, there)
     env: Optional[dict] = None  # the parameters' environment (_Elaborator._param_env)
+    per_rank: bool = False  # a parameter is declared per rank (``counts: bytes[P]``)
 
 
 def _is_zero(e: A.Expr) -> bool:
@@ -253,7 +254,8 @@ class _Elaborator:
                 self.sink.error(f"'{p.name}: {p.type.name}[{p.per_rank}]': a per-rank parameter (one value for each process) "
                                 f"is only allowed in an algorithm", p.per_rank_span or p.span)
         result = self._type(d.result) if d.result is not None else None
-        self.callables[d.name] = _DefInfo(d, tuple(params), result)
+        self.callables[d.name] = _DefInfo(d, tuple(params), result,
+                                          per_rank=any(p.per_rank is not None for p in d.params))
 
     # ================================================================= bodies
     def body_of(self, name: str):
@@ -641,8 +643,10 @@ class _Elaborator:
             dim = next((t for (_, t), a in zip(args, e.args) if t.is_num and not _is_zero(a.value)), None)
             if dim is not None:
                 args = [self._fit(n, t, a.value, dim) for (n, t), a in zip(args, e.args)]
-        types = [t for _, t in args]
-        t = self._rule(lambda: T.function(name, types), tuple(a.value for a in e.args), e.span)
+        try:
+            t = T.function(name, [t for _, t in args])
+        except TypeRuleError as err:
+            t = self._rule_error(err, tuple(a.value for a in e.args), e.span)
         return ir.Fn(name, tuple(n for n, _ in args), span=e.span, ty=t), t
 
     def _lookup(self, e: A.Call, d: A.TableDecl, env):
@@ -695,9 +699,9 @@ class _Elaborator:
         if e.channel is not None:
             self.sink.error(f"'{d.name}' takes no channel index", e.channel.span)
         params = d.params
-        per_rank = [p for p in params if p.per_rank is not None]
-        if per_rank:
-            p = per_rank[0]
+        per_rank = next((p for p in params if p.per_rank is not None), None) if info.per_rank else None
+        if per_rank is not None:
+            p = per_rank
             self.sink.error(f"'{d.name}' takes a per-rank argument '{p.name}: {p.type.name}[{p.per_rank}]', so it "
                             f"cannot be called from an expression; evaluate it on its own", e.callee_span or e.span)
             return ir.Num(0.0), ERR
@@ -886,8 +890,9 @@ class _Elaborator:
         shared by its body, defaults, constraints and ``where`` (environments are never
         changed in place: a binder extends a copy)."""
         if info.env is None:
+            # per-rank parameters of an algorithm (a def's are refused at its declaration)
             per_rank = ({p.name for p in info.decl.params if p.per_rank is not None}
-                        if isinstance(info.decl, A.AlgorithmDecl) else ())  # elsewhere refused at its declaration
+                        if info.per_rank and isinstance(info.decl, A.AlgorithmDecl) else ())
             info.env = {n: ((_PerRank(n) if n in per_rank else ir.Var(n, ty=t)), t) for n, t in info.params}
         return info.env
 
@@ -907,6 +912,8 @@ class _Elaborator:
         return p.per_rank
 
     def _closed(self, node, span, what):
+        if type(node) is ir.Num:  # most defaults and bounds: a constant
+            return
         free = ir.free_vars(node)
         if free:
             self.sink.error(f"{what} must be a constant; it uses the parameter{'s' if len(free) > 1 else ''} "

@@ -250,6 +250,17 @@ _VERB = {"%": "take the remainder of"}
 #: expressions, a Type (two Fractions) is slow to build, and hashing one is slow too; bounded
 _ARITH_MEMO: dict = {}
 
+#: one Type object for each type the memoized rules returned (the named ones first): results
+#: equal to ``TIME`` are ``TIME`` itself, so comparing them (``accepts``) is an identity test
+#: instead of two Fraction comparisons.  Only an optimisation: Types always compare by value.
+_CANONICAL: dict = {t: t for t in (INT, REAL, TIME, BYTES, BOOL, CHANNEL, ERROR, ITEM)}
+
+
+def _canonical(t: Type) -> Type:
+    if len(_CANONICAL) >= 4096:
+        return t
+    return _CANONICAL.setdefault(t, t)
+
 
 def arith(op: str, a: Type, b: Type, exponent: Optional[Fraction] = None) -> Type:
     """``a op b`` for ``+ - * / % ^``.  ``exponent`` is the value of a constant exponent of
@@ -260,7 +271,7 @@ def arith(op: str, a: Type, b: Type, exponent: Optional[Fraction] = None) -> Typ
     hit = _ARITH_MEMO.get(key)
     if hit is not None:
         return hit[2]
-    out = _arith(op, a, b, None)  # a TypeRuleError is raised each time, never stored
+    out = _canonical(_arith(op, a, b, None))  # a TypeRuleError is raised each time, never stored
     if len(_ARITH_MEMO) < 4096:
         _ARITH_MEMO[key] = (a, b, out)
     return out
@@ -354,7 +365,7 @@ def function(name: str, args: Sequence[Type]) -> Type:
     hit = _FUNCTION_MEMO.get(key)
     if hit is not None:
         return hit[1]
-    out = _function(name, args)  # a TypeRuleError is raised each time, never stored
+    out = _canonical(_function(name, args))  # a TypeRuleError is raised each time, never stored
     if len(_FUNCTION_MEMO) < 4096:
         _FUNCTION_MEMO[key] = (args, out)
     return out
