@@ -54,6 +54,17 @@ class Elaborated:
     modules: tuple = ()
 
 
+class _Local:
+    """A variable in an elaboration environment (a parameter, a ``let`` name or an index):
+    each use of it lowers to an :class:`ir.Var` of its own span.  Environments map a name to
+    ``(LOCAL, type)`` or ``(a _PerRank, type)``."""
+
+    __slots__ = ()
+
+
+LOCAL = _Local()
+
+
 class _PerRank:
     """A per-rank parameter in an elaboration environment (``counts: bytes[P]``): only
     ``counts[r]`` reads it (:class:`tlop.ir.PerRankArg`); the bare name is an error."""
@@ -124,12 +135,14 @@ class _Elaborator:
     # ================================================================= declarations
     def collect(self):
         for lm in self.modules:
-            module_model = next((d.name for d in lm.module.decls if isinstance(d, A.ModelDecl)), "")
+            module_model = None  # the module's model (anywhere in it), looked up at its first table or param
             for d in lm.module.decls:
                 if isinstance(d, A.ModelDecl):
                     self.model = d.name
                     continue
                 if isinstance(d, (A.TableDecl, A.ParamDecl)):
+                    if module_model is None:
+                        module_model = next((m.name for m in lm.module.decls if isinstance(m, A.ModelDecl)), "")
                     self.decl_model.setdefault(d.name, module_model)
                 if isinstance(d, A.ImportDecl):
                     continue
@@ -245,7 +258,9 @@ class _Elaborator:
     def _callable(self, d):
         params = []
         seen = set()
+        per_rank = False
         for p in d.params:
+            per_rank = per_rank or p.per_rank is not None
             if p.name in seen:
                 self.sink.error(f"duplicate parameter '{p.name}'", p.span)
             seen.add(p.name)
@@ -254,8 +269,7 @@ class _Elaborator:
                 self.sink.error(f"'{p.name}: {p.type.name}[{p.per_rank}]': a per-rank parameter (one value for each process) "
                                 f"is only allowed in an algorithm", p.per_rank_span or p.span)
         result = self._type(d.result) if d.result is not None else None
-        self.callables[d.name] = _DefInfo(d, tuple(params), result,
-                                          per_rank=any(p.per_rank is not None for p in d.params))
+        self.callables[d.name] = _DefInfo(d, tuple(params), result, per_rank=per_rank)
 
     # ================================================================= bodies
     def body_of(self, name: str):
@@ -326,7 +340,7 @@ class _Elaborator:
                                     notes=(f"first defined at {seen[key].span}",))
                     continue
                 seen[key] = d
-                body, t = self.expr(d.body, {d.param: (ir.Var(d.param, ty=T.BYTES), T.BYTES)})
+                body, t = self.expr(d.body, {d.param: (LOCAL, T.BYTES)})
                 body, t = self._bounded(body, t, f"transmission '{name}'", d.body.span)
                 if t not in (T.TIME, ERR):
                     self.sink.error(f"a transmission must cost a time (s), but this expression is {t.describe()}",
@@ -375,7 +389,7 @@ class _Elaborator:
             if isinstance(node, _PerRank):
                 self.sink.error(f"'{e.id}' is a per-rank parameter (one value for each process): write {e.id}[r] for rank r's", e.span)
                 return ir.Num(0.0), ERR
-            return (ir.Var(e.id, span=e.span, ty=t) if isinstance(node, ir.Var) else node), t
+            return ir.Var(e.id, span=e.span, ty=t), t
         d = self.globals.get(e.id)
         if isinstance(d, A.ChannelDecl):
             return ir.Num(float(self.channels.index(e.id)), span=e.span, ty=T.CHANNEL), T.CHANNEL
@@ -559,7 +573,7 @@ class _Elaborator:
     def _LetIn(self, e: A.LetIn, env):
         value, t = self.expr(e.value, env)
         inner = dict(env)
-        inner[e.name] = (ir.Var(e.name, ty=t), t)
+        inner[e.name] = (LOCAL, t)
         body, tb = self.expr(e.body, inner)
         return ir.Let(((e.name, value),), body, span=e.span, ty=tb), tb
 
@@ -582,7 +596,7 @@ class _Elaborator:
         for t, sub in ((tl, e.lo), (th, e.hi)):
             self._rule(lambda: T.reduction_bound(e.kind, t), (sub,), sub.span)
         inner = dict(env)
-        inner[e.var] = (ir.Var(e.var, ty=T.INT), T.INT)
+        inner[e.var] = (LOCAL, T.INT)
         body, tb = self.expr(e.body, inner)
         if not tb.is_num and tb != ERR:
             self.sink.error(f"the body of '{e.kind}' must be a number, found {tb.describe()}", e.body.span)
@@ -776,7 +790,7 @@ class _Elaborator:
         for t, sub in ((tl, e.lo), (th, e.hi)):
             self._rule(lambda: T.reduction_bound("stages", t), (sub,), sub.span)
         inner = dict(env)
-        inner[e.var] = (ir.Var(e.var, ty=T.INT), T.INT)
+        inner[e.var] = (LOCAL, T.INT)
         items = tuple(self._item(i, inner) for i in e.items)
         stage = ir.Stage(items, span=e.span, ty=T.TIME)
         return ir.Reduce("sum", e.var, lo, hi, stage, span=e.span, ty=T.TIME), T.TIME
@@ -789,7 +803,7 @@ class _Elaborator:
             for t, sub in ((tl, i.lo), (th, i.hi)):
                 self._rule(lambda: T.reduction_bound(i.kind, t), (sub,), sub.span)
             inner = dict(env)
-            inner[i.var] = (ir.Var(i.var, ty=T.INT), T.INT)
+            inner[i.var] = (LOCAL, T.INT)
             if i.where is not None:
                 where, tw = self.expr(i.where, inner)
                 if tw not in (T.BOOL, ERR):
@@ -893,7 +907,7 @@ class _Elaborator:
             # per-rank parameters of an algorithm (a def's are refused at its declaration)
             per_rank = ({p.name for p in info.decl.params if p.per_rank is not None}
                         if info.per_rank and isinstance(info.decl, A.AlgorithmDecl) else ())
-            info.env = {n: ((_PerRank(n) if n in per_rank else ir.Var(n, ty=t)), t) for n, t in info.params}
+            info.env = {n: ((_PerRank(n) if n in per_rank else LOCAL), t) for n, t in info.params}
         return info.env
 
     def _per_rank(self, d, p, ptype, info) -> Optional[str]:
@@ -1006,7 +1020,7 @@ def elaborate_expression(modules: list[LoadedModule], expr: A.Expr, var_types: d
         if t is None:
             el.sink.error(f"unknown type '{spelling}' of '{n}'", expr.span)
             t = ERR
-        env[n] = (ir.Var(n, ty=t), t)
+        env[n] = (LOCAL, t)
     node, t = el.expr(expr, env)
     node, t = el._bounded(node, t, "the expression", expr.span)
     if not el.sink.has_errors:
