@@ -166,7 +166,8 @@ def check_transmission_expansion(transmissions: dict, algorithms: dict, sink,
     """Report every transmission and algorithm whose expansion (transmissions evaluated through
     their variants' bodies) exceeds ``limit``.  Transmissions must be acyclic (checked before;
     a cycle met here is left alone).  A transmission reported once counts as small afterwards, so
-    one mistake is reported once, at the transmission where the expansion first crosses the limit."""
+    one mistake is reported once, at the transmission where the expansion first crosses the limit.
+    ``unweighted``: the sizes without weights the caller measured already (the elaborator's)."""
     weights: dict[str, int] = {}
     # without transmissions every weight is 0: the sizes the caller measured already (``unweighted``,
     # a TreeSizes without weights) are these sizes
@@ -207,8 +208,13 @@ def check_transmission_expansion(transmissions: dict, algorithms: dict, sink,
 
     for name in transmissions:
         visit(name)
+    # a node counts 1 plus at most the largest weight, so a body whose size without weights (known
+    # already, ``unweighted``) times that is within the limit is within it weighted: not walked again
+    factor = 1 + max(weights.values(), default=0)
     for name, alg in algorithms.items():
         if alg is None or alg.body is None:
+            continue
+        if unweighted is not None and sizes is not unweighted and unweighted.size(alg.body) * factor <= limit:
             continue
         s = sizes.size(alg.body)
         if s > limit and not (_variant_uses(alg.body, transmissions) & poisoned):
