@@ -9,13 +9,15 @@ Transmissions are expanded the same way at evaluation time (a ``Transmit`` evalu
 variant's body), so a chain of transmissions each using the previous one twice explodes alike.
 
 What it does: :class:`TreeSizes` counts the size a node has as a tree, memoized on the shared
-nodes, so counting is linear in the DAG; a ``Transmit``, ``Xmit`` or ``Send`` can be weighted
-with the expanded size of the transmission it evaluates.  :func:`culprit` finds, below a node
-that is too big, the smallest sub-expression that is itself too big — the place in the source
-where the sizes of two parts that are each small enough are combined — for the error's
-file:line:col.  The elaborator checks each body it builds and each call it inlines against
+nodes, so counting is linear in the DAG (the same walk records whether the node contains a
+schedule node, which the elaborator asks of every algorithm); a ``Transmit``, ``Xmit`` or
+``Send`` can be weighted with the expanded size of the transmission it evaluates.
+:func:`culprit` finds, below a node that is too big, the smallest sub-expression that is itself
+too big — the place in the source where the sizes of two parts that are each small enough are
+combined — for the error's file:line:col.  The elaborator checks each body it builds and each call it inlines against
 :data:`MAX_EXPANDED_NODES`, and :func:`check_transmission_expansion` checks the transmissions and
-the algorithms once everything is lowered.
+the algorithms once everything is lowered (an algorithm whose unweighted size bounds its
+weighted size within the limit is not walked again).
 
 What it does not do: share sub-expressions (the engines would need to memoize ``Let``
 bindings), or count iterations of ``sum``/``prod`` or of schedule loops (that is the evaluation's
