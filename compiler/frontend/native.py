@@ -99,7 +99,7 @@ def find_cc() -> str | None:
     return None
 
 
-def build_decoder(quiet: bool = False) -> Path:
+def build_decoder() -> Path:
     """Build the AST decoder (nothing to do when it exists); returns its path.  Raises
     RuntimeError with the reason when it cannot be built (no C compiler, no Python headers)."""
     target = decoder_path()
@@ -151,8 +151,8 @@ def build(quiet: bool = False) -> Path:
         raise RuntimeError("the Go sources of the native parser are not installed (grammar/native)")
     if target.exists():
         try:
-            build_decoder(quiet)
-        except RuntimeError:
+            build_decoder()
+        except RuntimeError:  # as below
             pass
         return target
     go = find_go()
@@ -173,10 +173,9 @@ def build(quiet: bool = False) -> Path:
         if old != target:
             old.unlink(missing_ok=True)
     try:
-        build_decoder(quiet)
-    except RuntimeError as e:  # the parser works without it (the reference unpickler reads)
-        if not quiet:
-            print(f"tlop: note: the AST decoder is not built ({e}); answers are unpickled", file=sys.stderr)
+        build_decoder()
+    except RuntimeError:  # the parser works without it (the reference unpickler reads); main() says why
+        pass
     return target
 
 
@@ -340,6 +339,10 @@ def main(argv=None) -> int:
         print(f"tlop: cannot build the native parser: {e}", file=sys.stderr)
         return 1
     print(f"tlop: native parser: {path}")
+    try:
+        print(f"tlop: AST decoder: {build_decoder()}")
+    except RuntimeError as e:  # the parser works without it: its answers are unpickled
+        print(f"tlop: AST decoder not built ({e}); the native parser's answers are unpickled")
     return 0
 
 
