@@ -745,7 +745,13 @@ class _Elaborator:
                 if key in bound:
                     self.sink.error(f"argument '{key}' given twice", a.span)
                     continue
-            bound[key] = (self.expr(a.value, env), a)
+            value = a.value
+            if type(value) is A.Name and value.id == key and env.get(key, (None,))[0] is LOCAL:
+                # f(P) where P is the caller's own variable P: the binding is dropped below, so its
+                # ir.Var is not built (lowering the name reports nothing)
+                bound[key] = ((LOCAL, env[key][1]), a)
+            else:
+                bound[key] = (self.expr(value, env), a)
         bindings = []
         for p, (pname, ptype) in zip(params, info.params):
             if pname in bound:
@@ -754,7 +760,7 @@ class _Elaborator:
                 if not T.accepts(ptype, t):
                     self.sink.error(f"argument '{pname}' of '{d.name}' must be {ptype.describe()}, "
                                     f"found {t.describe()}", a.span)
-                if isinstance(node, ir.Var) and node.name == pname:
+                if node is LOCAL:
                     continue  # f(P) inside a scope where P is P: bindings are simultaneous, so drop it
                 bindings.append((pname, node))
             elif pname in info.defaults:
