@@ -1,4 +1,4 @@
-"""The C decoder of the native parser's answers (grammar/native/decoder/astdecode.c) against the
+"""The C decoder of the native parser's answers (grammar/native/cpython/astdecode.c) against the
 reference reader, the restricted unpickler of tlop.frontend.native: the same AST — fields, their
 order, spans and the one shared Source — for every stdlib file and every test source; and on
 damaged answers (truncated, bytes flipped, inserted or deleted) either a refusal or exactly the

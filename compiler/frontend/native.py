@@ -16,7 +16,7 @@ while parsing: :func:`build` (``python -m tlop.frontend.native``, run by the tes
 when Go is installed, into ``grammar/native/_build`` under a name that is a hash of its sources (a
 changed grammar or builder is never served by an old library).
 
-The answer is read into the AST by a small C decoder (``grammar/native/decoder/astdecode.c``,
+The answer is read into the AST by a small C decoder (``grammar/native/cpython/astdecode.c``,
 built next to the library with the C compiler against this Python's headers, loaded with
 ``ctypes.PyDLL``): it reads the same pickle, sets each instance's fields on the instance
 directly, and is about three times faster than :mod:`pickle`.  The restricted
@@ -77,14 +77,15 @@ def _key(files) -> str:
     return h.hexdigest()[:20]
 
 
-_DECODER_SOURCE = _GRAMMAR / "native" / "decoder" / "astdecode.c"
+_CPYTHON_SOURCES = (_GRAMMAR / "native" / "cpython" / "astdecode.c", _GRAMMAR / "native" / "cpython" / "irencode.c")
 
 
 def decoder_path() -> Path | None:
-    """Where the AST decoder for this source and this Python is (or would be) built."""
-    if not _DECODER_SOURCE.is_file():
+    """Where the C helpers (the AST decoder and the IR encoder of :mod:`.checked_cache`) for
+    these sources and this Python are (or would be) built."""
+    if not all(f.is_file() for f in _CPYTHON_SOURCES):
         return None
-    h = hashlib.sha256(_DECODER_SOURCE.read_bytes())
+    h = hashlib.sha256(b"".join(f.read_bytes() for f in _CPYTHON_SOURCES))
     h.update(f"\0{sys.version}\0{sysconfig.get_paths()['include']}\0{sys.abiflags}".encode())
     return _GRAMMAR / "native" / "_build" / f"libtlopdecode-{h.hexdigest()[:20]}.so"
 
@@ -100,11 +101,11 @@ def find_cc() -> str | None:
 
 
 def build_decoder() -> Path:
-    """Build the AST decoder (nothing to do when it exists); returns its path.  Raises
+    """Build the AST decoder and the IR encoder (nothing to do when they exist); returns the path.  Raises
     RuntimeError with the reason when it cannot be built (no C compiler, no Python headers)."""
     target = decoder_path()
     if target is None:
-        raise RuntimeError("the decoder's C source is not installed (grammar/native/decoder)")
+        raise RuntimeError("the decoder's C sources are not installed (grammar/native/cpython)")
     if target.exists():
         return target
     cc = find_cc()
@@ -117,7 +118,7 @@ def build_decoder() -> Path:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         out = Path(tmp) / target.name
         proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-Wall", "-Werror", f"-I{include}",
-                               str(_DECODER_SOURCE), "-o", str(out)], capture_output=True, text=True, timeout=600)
+                               *map(str, _CPYTHON_SOURCES), "-o", str(out)], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"building the AST decoder failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
         os.replace(out, target)
@@ -246,7 +247,22 @@ def _decoder():
                if isinstance(cls, type) and issubclass(cls, A.Node)}
     classes[("D", "Span")] = Span
     _state["decoder"] = (fn, classes)
+    try:
+        enc = ctypes.PyDLL(str(path)).tlop_encode
+    except AttributeError:
+        enc = None
+    else:
+        enc.restype = ctypes.py_object
+        enc.argtypes = [ctypes.py_object] * 4
+    _state["encoder"] = enc
     return _state["decoder"]
+
+
+def ir_encoder():
+    """The C writer of the checked-IR cache's pickles (``tlop_encode``, irencode.c), or None
+    when it is not built."""
+    _decoder()
+    return _state.get("encoder")
 
 
 def available() -> bool:
