@@ -145,6 +145,9 @@ def _load():
         lib.tlop_parse.restype = ctypes.c_void_p
         lib.tlop_parse.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                    ctypes.POINTER(ctypes.c_longlong)]
+        lib.tlop_parse_mode.restype = ctypes.c_void_p
+        lib.tlop_parse_mode.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                        ctypes.c_int, ctypes.POINTER(ctypes.c_longlong)]
         lib.tlop_free.argtypes = [ctypes.c_void_p]
         lib.tlop_schema.restype = ctypes.c_void_p
         ptr = lib.tlop_schema()
@@ -201,8 +204,16 @@ def parse(source: Source):
     return None if answer is None else decode(answer, source)
 
 
-def native_answer(source: Source) -> bytes | None:
-    """The library's answer for ``source`` (a pickled module after a zero byte), or None."""
+#: the library's parse modes (``path`` of :func:`native_answer`)
+_MODES = {"auto": 0, "fast": 1, "antlr": 2}
+
+
+def native_answer(source: Source, path: str = "auto") -> bytes | None:
+    """The library's answer for ``source`` (a pickled module after a zero byte), or None.
+    ``path``: ``"auto"`` (the fast path, the ANTLR path where it delegates; what :func:`parse`
+    uses), ``"fast"`` (the fast path alone: None where it delegates) or ``"antlr"`` (the ANTLR
+    path alone), for the tests and benchmarks that compare the two."""
+    mode = _MODES[path]
     lib = _load()
     if lib is None:
         return None
@@ -214,7 +225,7 @@ def native_answer(source: Source) -> bytes | None:
         return None
     n = ctypes.c_longlong()
     with _lock:
-        ptr = lib.tlop_parse(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, ctypes.byref(n))
+        ptr = lib.tlop_parse_mode(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, mode, ctypes.byref(n))
         try:
             answer = ctypes.string_at(ptr, n.value)
         finally:
