@@ -93,6 +93,8 @@ type fparser struct {
 	p        *pickler
 	maxChain int
 	maxDepth int
+	// keyMemo[k]: 0 never written, -1 written once, -2 not to be cached, i+1 the pickler's memo i
+	keyMemo [nKeys]int32
 }
 
 func (f *fparser) fail() { panic(errDelegate{}) }
@@ -169,6 +171,101 @@ func (f *fparser) link(head, tail *int32, n int32) {
 	*tail = n
 }
 
+// ------------------------------------------------------------------------------- field names
+
+// fkey: a field name of the AST (written by f.key)
+type fkey uint8
+
+const (
+	kyAmount fkey = iota
+	kyArgs
+	kyBody
+	kyBound
+	kyCallee
+	kyCalleeSpan
+	kyChannel
+	kyChannelSpan
+	kyConfig
+	kyConstraintSpan
+	kyContention
+	kyDecls
+	kyDefault
+	kyDocs
+	kyDst
+	kyField
+	kyFields
+	kyHi
+	kyId
+	kyIndex
+	kyItems
+	kyKind
+	kyLhs
+	kyLo
+	kyName
+	kyNameSpan
+	kyOp
+	kyOpSpan
+	kyOperand
+	kyOtherwise
+	kyOver
+	kyParam
+	kyParams
+	kyPath
+	kyPerRank
+	kyPerRankSpan
+	kyPlacement
+	kyRank
+	kyRequires
+	kyResult
+	kyRhs
+	kySize
+	kySpan
+	kySrc
+	kyTest
+	kyThen
+	kyType
+	kyUnit
+	kyValue
+	kyVar
+	kyVarSpan
+	kyVia
+	kyWeight
+	kyWhere
+	nKeys
+)
+
+var fkeyNames = [nKeys]string{"amount", "args", "body", "bound", "callee", "callee_span", "channel", "channel_span", "config", "constraint_span", "contention", "decls", "default", "docs", "dst", "field", "fields", "hi", "id", "index", "items", "kind", "lhs", "lo", "name", "name_span", "op", "op_span", "operand", "otherwise", "over", "param", "params", "path", "per_rank", "per_rank_span", "placement", "rank", "requires", "result", "rhs", "size", "span", "src", "test", "then", "type", "unit", "value", "var", "var_span", "via", "weight", "where"}
+
+// key writes a field name with p.key, as encode.go does.  A field name is a string the pickler
+// memoises on first use and refers to after (p.str: a map lookup, then p.get); once the bytes
+// p.key writes for a name are seen to be exactly p.get of the pickler's memo of it, f.key
+// writes p.get of that memo directly, without the lookup (a third of the lookups of a
+// declaration).  Should pickle.go write names otherwise, the check fails and f.key keeps calling
+// p.key.
+func (f *fparser) key(k fkey) {
+	state := f.keyMemo[k]
+	if state > 0 {
+		f.p.get(int(state - 1))
+		return
+	}
+	name := fkeyNames[k]
+	start := len(f.p.b)
+	f.p.key(name)
+	switch state {
+	case 0: // the first time: the name may be new to the pickler
+		f.keyMemo[k] = -1
+	case -1: // the second time: is it p.get of the memo?
+		f.keyMemo[k] = -2
+		if i, ok := f.p.strs[name]; ok {
+			ref := pickler{}
+			ref.get(i)
+			if string(ref.b) == string(f.p.b[start:]) {
+				f.keyMemo[k] = int32(i) + 1
+			}
+		}
+	}
+}
+
 // ------------------------------------------------------------------------------- entry point
 
 // fastParse: the ANTLR path's answer for text (code 0 and the pickle), or ok false: delegate.
@@ -185,7 +282,7 @@ func fastParse(text string, maxChain, maxDepth, maxEstimate int) (body []byte, o
 		p: newPickler(len(text) * 4), maxChain: maxChain, maxDepth: maxDepth}
 	p := f.p
 	p.begin("A", "Module")
-	p.key("decls")
+	f.key(kyDecls)
 	first := f.at(0)
 	if first.kind == kEOF {
 		p.emptyTuple()
@@ -214,7 +311,7 @@ func fastParse(text string, maxChain, maxDepth, maxEstimate int) (body []byte, o
 	if f.lx.worst > maxEstimate {
 		return nil, false
 	}
-	p.key("span")
+	f.key(kySpan)
 	p.span(span{int(first.line), int(first.col) + 1, int(last.line), int(last.col + last.n)})
 	p.end()
 	p.stop()
@@ -841,19 +938,19 @@ func (f *fparser) emitDecl(d *fdecl) {
 	switch d.kind {
 	case kModel:
 		p.begin("A", "ModelDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kImport:
 		p.begin("A", "ImportDecl")
-		p.key("path")
+		f.key(kyPath)
 		p.str(unquote(f.text(d.name)))
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kChannel:
 		placement, contention := "", ""
@@ -879,73 +976,73 @@ func (f *fparser) emitDecl(d *fdecl) {
 			i += 2
 		}
 		p.begin("A", "ChannelDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("placement")
+		f.key(kyPlacement)
 		f.optStr(placement)
-		p.key("contention")
+		f.key(kyContention)
 		f.optStr(contention)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kTable:
 		p.begin("A", "TableDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("channel")
+		f.key(kyChannel)
 		f.channelParam2(d.chanParam)
-		p.key("params")
+		f.key(kyParams)
 		f.params(d.params)
-		p.key("result")
+		f.key(kyResult)
 		f.typeRef2(d.result)
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kParam:
 		p.begin("A", "ParamDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("channel")
+		f.key(kyChannel)
 		f.channelParam2(d.chanParam)
-		p.key("type")
+		f.key(kyType)
 		f.typeRef2(d.result)
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kTransmission:
 		p.begin("A", "TransmissionDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("channel")
+		f.key(kyChannel)
 		p.str(f.text(d.channel))
-		p.key("param")
+		f.key(kyParam)
 		p.str(f.text(d.size))
-		p.key("via")
+		f.key(kyVia)
 		f.optTok(d.via)
-		p.key("body")
+		f.key(kyBody)
 		f.emit(d.body)
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("channel_span")
+		f.key(kyChannelSpan)
 		p.span(f.tokSpan(d.channel))
 	case kDef:
 		p.begin("A", "DefDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("params")
+		f.key(kyParams)
 		f.params(d.params)
-		p.key("result")
+		f.key(kyResult)
 		f.optTypeRef(d.result)
-		p.key("body")
+		f.key(kyBody)
 		f.emit(d.body)
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	case kAlgorithm:
 		over := ""
@@ -959,27 +1056,27 @@ func (f *fparser) emitDecl(d *fdecl) {
 			}
 		}
 		p.begin("A", "AlgorithmDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("params")
+		f.key(kyParams)
 		f.params(d.params)
-		p.key("result")
+		f.key(kyResult)
 		f.optTypeRef(d.result)
-		p.key("body")
+		f.key(kyBody)
 		f.emit(d.body)
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("over")
+		f.key(kyOver)
 		f.optStr(over)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("requires")
+		f.key(kyRequires)
 		f.optExpr(d.requires)
 	case kConfig:
 		p.begin("A", "ConfigDecl")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(d.name))
-		p.key("fields")
+		f.key(kyFields)
 		if d.fields < 0 {
 			p.emptyTuple()
 		} else {
@@ -987,21 +1084,21 @@ func (f *fparser) emitDecl(d *fdecl) {
 			for n := d.fields; n >= 0; n = f.nodes[n].next {
 				fl := &f.nodes[n]
 				p.begin("A", "ConfigField")
-				p.key("name")
+				f.key(kyName)
 				p.str(f.text(fl.tok))
-				p.key("type")
+				f.key(kyType)
 				f.typeRef2(fl.a)
-				p.key("per_rank")
+				f.key(kyPerRank)
 				p.bool(fl.tok2 >= 0)
-				p.key("span")
+				f.key(kySpan)
 				p.span(f.ctx(n))
 				p.end()
 			}
 			p.tuple()
 		}
-		p.key("docs")
+		f.key(kyDocs)
 		f.docs(d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 	default:
 		f.fail()
@@ -1017,23 +1114,23 @@ func (f *fparser) channelParam2(n int32) {
 	}
 	c := &f.nodes[n]
 	p.begin("A", "Param")
-	p.key("name")
+	f.key(kyName)
 	p.str(f.text(c.tok))
-	p.key("type")
+	f.key(kyType)
 	f.typeRef2(c.a)
-	p.key("op")
+	f.key(kyOp)
 	p.none()
-	p.key("bound")
+	f.key(kyBound)
 	p.none()
-	p.key("default")
+	f.key(kyDefault)
 	p.none()
-	p.key("span")
+	f.key(kySpan)
 	p.span(f.ctx(n))
-	p.key("constraint_span")
+	f.key(kyConstraintSpan)
 	p.none()
-	p.key("per_rank")
+	f.key(kyPerRank)
 	p.none()
-	p.key("per_rank_span")
+	f.key(kyPerRankSpan)
 	p.none()
 	p.end()
 }
@@ -1055,31 +1152,31 @@ func (f *fparser) param2(n int32) {
 	p := f.p
 	c := &f.nodes[n]
 	p.begin("A", "Param")
-	p.key("name")
+	f.key(kyName)
 	p.str(f.text(c.tok))
-	p.key("type")
+	f.key(kyType)
 	f.typeRef2(c.a)
-	p.key("op")
+	f.key(kyOp)
 	f.optTok(c.c)
-	p.key("bound")
+	f.key(kyBound)
 	if c.c >= 0 {
 		f.emit(c.b)
 	} else {
 		p.none()
 	}
-	p.key("default")
+	f.key(kyDefault)
 	f.optExpr(c.d)
-	p.key("span")
+	f.key(kySpan)
 	p.span(f.ctx(n))
-	p.key("constraint_span")
+	f.key(kyConstraintSpan)
 	if c.c >= 0 {
 		p.span(f.rangeSpan(c.c, c.aux)) // ctxSpan(op).to(ctxSpan(bound))
 	} else {
 		p.none()
 	}
-	p.key("per_rank")
+	f.key(kyPerRank)
 	f.optTok(c.tok2)
-	p.key("per_rank_span")
+	f.key(kyPerRankSpan)
 	if c.tok2 >= 0 {
 		p.span(f.tokSpan(c.tok2))
 	} else {
@@ -1108,9 +1205,9 @@ func (f *fparser) typeRef2(n int32) {
 	}
 	p := f.p
 	p.begin("A", "TypeRef")
-	p.key("name")
+	f.key(kyName)
 	p.str(text)
-	p.key("span")
+	f.key(kySpan)
 	p.span(f.ctx(n))
 	p.end()
 }
@@ -1123,83 +1220,83 @@ func (f *fparser) emit(i int32) span {
 	case nLet:
 		s := f.ctx(i)
 		p.begin("A", "LetIn")
-		p.key("name")
+		f.key(kyName)
 		p.str(f.text(n.tok))
-		p.key("value")
+		f.key(kyValue)
 		f.emit(n.a)
-		p.key("body")
+		f.key(kyBody)
 		f.emit(n.b)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("name_span")
+		f.key(kyNameSpan)
 		p.span(f.tokSpan(n.tok))
 		p.end()
 		return s
 	case nIf:
 		s := f.ctx(i)
 		p.begin("A", "IfThen")
-		p.key("test")
+		f.key(kyTest)
 		f.emit(n.a)
-		p.key("then")
+		f.key(kyThen)
 		f.emit(n.b)
-		p.key("otherwise")
+		f.key(kyOtherwise)
 		f.emit(n.c)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nReduce:
 		s := f.ctx(i)
 		p.begin("A", "Reduction")
-		p.key("kind")
+		f.key(kyKind)
 		p.str(f.text(n.tok))
-		p.key("var")
+		f.key(kyVar)
 		p.str(f.text(n.tok2))
-		p.key("lo")
+		f.key(kyLo)
 		f.emit(n.a)
-		p.key("hi")
+		f.key(kyHi)
 		f.emit(n.b)
-		p.key("body")
+		f.key(kyBody)
 		f.emit(n.c)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("var_span")
+		f.key(kyVarSpan)
 		p.span(f.tokSpan(n.tok2))
 		p.end()
 		return s
 	case nBinary:
 		p.begin("A", "Binary")
-		p.key("op")
+		f.key(kyOp)
 		p.str(f.text(n.tok))
-		p.key("lhs")
+		f.key(kyLhs)
 		ls := f.emit(n.a)
-		p.key("rhs")
+		f.key(kyRhs)
 		rs := f.emit(n.b)
-		p.key("span")
+		f.key(kySpan)
 		p.span(ls.to(rs))
-		p.key("op_span")
+		f.key(kyOpSpan)
 		p.span(f.tokSpan(n.tok))
 		p.end()
 		return ls.to(rs)
 	case nUnary:
 		s := f.ctx(i)
 		p.begin("A", "Unary")
-		p.key("op")
+		f.key(kyOp)
 		p.str(f.text(n.tok))
-		p.key("operand")
+		f.key(kyOperand)
 		f.emit(n.a)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nCall:
 		s := f.ctx(i)
 		p.begin("A", "Call")
-		p.key("callee")
+		f.key(kyCallee)
 		p.str(f.text(n.tok))
-		p.key("channel")
+		f.key(kyChannel)
 		f.optExpr(n.a)
-		p.key("args")
+		f.key(kyArgs)
 		if n.list < 0 {
 			p.emptyTuple()
 		} else {
@@ -1207,43 +1304,43 @@ func (f *fparser) emit(i int32) span {
 			for ai := n.list; ai >= 0; ai = f.nodes[ai].next {
 				a := &f.nodes[ai]
 				p.begin("A", "Arg")
-				p.key("name")
+				f.key(kyName)
 				f.optTok(a.tok2)
-				p.key("value")
+				f.key(kyValue)
 				f.emit(a.a)
-				p.key("span")
+				f.key(kySpan)
 				p.span(f.ctx(ai))
 				p.end()
 			}
 			p.tuple()
 		}
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("callee_span")
+		f.key(kyCalleeSpan)
 		p.span(f.tokSpan(n.tok))
 		p.end()
 		return s
 	case nIndexed:
 		s := f.ctx(i)
 		p.begin("A", "Indexed")
-		p.key("id")
+		f.key(kyId)
 		p.str(f.text(n.tok))
-		p.key("channel")
+		f.key(kyChannel)
 		f.emit(n.a)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nConfigAccess:
 		s := f.ctx(i)
 		p.begin("A", "ConfigAccess")
-		p.key("config")
+		f.key(kyConfig)
 		p.str(f.text(n.tok))
-		p.key("field")
+		f.key(kyField)
 		p.str(f.text(n.tok2))
-		p.key("index")
+		f.key(kyIndex)
 		f.optExpr(n.a)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
@@ -1251,46 +1348,46 @@ func (f *fparser) emit(i int32) span {
 		s := f.ctx(i)
 		v, unit := splitNumber(f.text(n.tok))
 		p.begin("A", "Number")
-		p.key("value")
+		f.key(kyValue)
 		p.float(v)
-		p.key("unit")
+		f.key(kyUnit)
 		p.str(unit)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nName:
 		s := f.ctx(i)
 		p.begin("A", "Name")
-		p.key("id")
+		f.key(kyId)
 		p.str(f.text(n.tok))
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nStage:
 		s := f.ctx(i)
 		p.begin("A", "Stage")
-		p.key("items")
+		f.key(kyItems)
 		f.emitItems(n.list)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
 		p.end()
 		return s
 	case nStages:
 		s := f.ctx(i)
 		p.begin("A", "Stages")
-		p.key("var")
+		f.key(kyVar)
 		p.str(f.text(n.tok2))
-		p.key("lo")
+		f.key(kyLo)
 		f.emit(n.a)
-		p.key("hi")
+		f.key(kyHi)
 		f.emit(n.b)
-		p.key("items")
+		f.key(kyItems)
 		f.emitItems(n.list)
-		p.key("span")
+		f.key(kySpan)
 		p.span(s)
-		p.key("var_span")
+		f.key(kyVarSpan)
 		p.span(f.tokSpan(n.tok2))
 		p.end()
 		return s
@@ -1318,52 +1415,52 @@ func (f *fparser) emitItem(i int32) {
 	switch n.kind {
 	case nLoop:
 		p.begin("A", "LoopItem")
-		p.key("kind")
+		f.key(kyKind)
 		p.str(f.text(n.tok))
-		p.key("var")
+		f.key(kyVar)
 		p.str(f.text(n.tok2))
-		p.key("lo")
+		f.key(kyLo)
 		f.emit(n.a)
-		p.key("hi")
+		f.key(kyHi)
 		f.emit(n.b)
-		p.key("where")
+		f.key(kyWhere)
 		f.optExpr(n.c)
-		p.key("body")
+		f.key(kyBody)
 		f.emitItem(n.d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(f.ctx(i))
-		p.key("var_span")
+		f.key(kyVarSpan)
 		p.span(f.tokSpan(n.tok2))
 		p.end()
 	case nSend:
 		p.begin("A", "SendItem")
-		p.key("src")
+		f.key(kySrc)
 		f.emit(n.a)
-		p.key("dst")
+		f.key(kyDst)
 		f.emit(n.b)
-		p.key("size")
+		f.key(kySize)
 		f.emit(n.c)
-		p.key("weight")
+		f.key(kyWeight)
 		f.optExpr(n.d)
-		p.key("span")
+		f.key(kySpan)
 		p.span(f.ctx(i))
 		p.end()
 	case nCompute:
 		p.begin("A", "ComputeItem")
-		p.key("kind")
+		f.key(kyKind)
 		p.str(f.text(n.tok))
-		p.key("rank")
+		f.key(kyRank)
 		f.emit(n.a)
-		p.key("amount")
+		f.key(kyAmount)
 		f.emit(n.b)
-		p.key("span")
+		f.key(kySpan)
 		p.span(f.ctx(i))
 		p.end()
 	case nBlock:
 		p.begin("A", "BlockItem")
-		p.key("items")
+		f.key(kyItems)
 		f.emitItems(n.list)
-		p.key("span")
+		f.key(kySpan)
 		p.span(f.ctx(i))
 		p.end()
 	default:
