@@ -138,3 +138,20 @@ def test_warm_eval_imports_no_parser_numpy_free_front(tmp_path):
     assert "HEAVY []" in warm.stdout, warm.stdout
     assert "antlr4" in cold.stdout  # the cold run did parse
     assert cold.stdout.splitlines()[0] == warm.stdout.splitlines()[0]
+
+
+def test_a_program_too_big_to_read_back_is_not_written(cache, monkeypatch):
+    """An entry above the size limit would be refused (and deleted) unread by the next load: it
+    is not written at all, and a program within the limit is written and then read."""
+    tlop.load("taulop/bcast")
+    size = _entries(cache)[0].stat().st_size
+    for e in _entries(cache):
+        e.unlink()
+    monkeypatch.setattr(checked_cache, "MAX_ENTRY_BYTES", size - 1)
+    tlop.load("taulop/bcast")
+    assert _entries(cache) == [] and checked_cache.stats["stored"] == 1
+    monkeypatch.setattr(checked_cache, "MAX_ENTRY_BYTES", size)
+    tlop.load("taulop/bcast")
+    assert len(_entries(cache)) == 1 and checked_cache.stats["stored"] == 2
+    tlop.load("taulop/bcast")
+    assert checked_cache.stats["hits"] == 1 and checked_cache.stats["rejected"] == 0

@@ -26,7 +26,7 @@ the key cannot make one that passes.  Writes are atomic (a temporary file, then
 is not cached (``TLOP_CACHE_DIR=off`` disables it).
 
 What it does not do: cache ``loads`` of text, files that fail to check (their diagnostics are
-recomputed every time), or the AST (a :class:`tlop.api.Module` loaded from the cache
+recomputed every time), programs whose entry would exceed :data:`MAX_ENTRY_BYTES`, or the AST (a :class:`tlop.api.Module` loaded from the cache
 elaborates again on demand when a caller asks for declarations).
 """
 
@@ -46,8 +46,9 @@ __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprin
 
 _MAGIC = b"TLOPIR02"
 _MAC = 32
-#: the largest entry read (the whole stdlib's checked IR is well under 1 MB)
-MAX_ENTRY_BYTES = 64 << 20
+#: the largest entry read or written (the whole stdlib's checked IR is well under 1 MB; a file of
+#: 10⁵ declarations, about 75 MB); a larger program is not cached
+MAX_ENTRY_BYTES = 512 << 20
 _FINGERPRINT: Optional[str] = None
 #: counters for tests and benchmarks: hits, misses, rejected (damaged/forged), stored
 stats = {"hits": 0, "misses": 0, "rejected": 0, "stored": 0}
@@ -176,6 +177,8 @@ def put(path: Path, modules: list, elaborated) -> bool:
         record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
                   "files": files, "imports": imports}
         payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(_MAGIC) + _MAC + len(payload) > MAX_ENTRY_BYTES:
+            return False  # :func:`get` would refuse it (and delete it) unread
         entry = _entry_path(directory, path, content)
         entry.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
