@@ -1,12 +1,26 @@
-"""The native parser: the same ANTLR grammar, compiled to Go, loaded with ctypes.
+"""The native parser: the same grammar, parsed in Go, loaded with ctypes.
 
 What it does: builds (on request) and loads ``grammar/native`` — a C shared library made by
-``go build -buildmode=c-shared`` from the ANTLR Go target generated from ``grammar/Tlop.g4`` (the
-grammar of the Python parser too; ``grammar/generate.sh`` writes both) — and turns a source into
-the same :mod:`tlop.frontend.ast` module :mod:`tlop.frontend.parse` builds, about ten times
-faster.  The library answers with a pickle of the AST that only names the AST's classes and
-:class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses anything else); before first use
-the field order it writes is compared with the dataclasses'.
+``go build -buildmode=c-shared`` — and turns a source into the same :mod:`tlop.frontend.ast`
+module :mod:`tlop.frontend.parse` builds.  The library answers with a pickle of the AST that
+only names the AST's classes and :class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses
+anything else); before first use the field order it writes is compared with the dataclasses'.
+It has two paths to that answer:
+
+* the **fast path** (``fastlex.go``, ``fastparse.go``): a hand-written lexer and
+  recursive-descent parser of ``grammar/Tlop.g4`` that writes the pickle as it goes, one
+  declaration at a time, with no parse tree — several times faster than the ANTLR path; it
+  either answers or *delegates*;
+* the **ANTLR path** (``main.go``, ``encode.go``): the ANTLR Go target generated from
+  ``grammar/Tlop.g4`` (the grammar of the Python parser too; ``grammar/generate.sh`` writes
+  both), its parse tree walked into the same pickle; it answers whatever the fast path
+  delegates, and is the fast path's reference.
+
+The contract between them: whenever the fast path answers, the ANTLR path answers exactly the
+same bytes; it delegates on any syntax error, anything the ANTLR path answers with a fallback
+code (the builder's diagnostics, the chain, depth and token pre-scan limits) and anything it is
+not sure of.  The tests compare the two byte for byte (:func:`native_answer`'s ``path``), and
+check that no stdlib or golden source is delegated.
 
 What it does not do: report errors.  When the native parse finds a syntax error, or anything the
 Python builder would report, or nesting deeper than it handles, :func:`parse` returns None and
@@ -260,7 +274,8 @@ def available() -> bool:
 def status() -> str:
     """One line for ``tlop --version``: which parser parses sources, and why."""
     if _load() is not None:
-        return "parser: native (ANTLR Go target, grammar/native); Python ANTLR runtime for diagnostics"
+        return ("parser: native (Go: fast path, ANTLR Go target behind it; grammar/native); "
+                "Python ANTLR runtime for diagnostics")
     return f"parser: Python ANTLR runtime (the native parser is {_state.get('reason')})"
 
 

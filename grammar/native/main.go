@@ -1,9 +1,13 @@
 // Package main is the native .tlop parser, a C shared library loaded by tlop.frontend.native.
 //
-// What it does: lexes and parses a source with the ANTLR Go target generated from the same
-// grammar/Tlop.g4 as the Python parser (grammar/_antlr_go, by grammar/generate.sh), in ANTLR's
-// SLL mode first and in full LL mode when SLL reports an error (an SLL parse without errors is the
-// LL parse), and writes the AST as a pickle (encode.go, pickle.go).
+// What it does: parses a source and writes its AST as a pickle (pickle.go), by two paths.  The
+// fast path (fastlex.go, fastparse.go: a hand-written lexer and recursive-descent parser) answers
+// first; whenever it is not sure, it delegates to the ANTLR path, which lexes and parses with the
+// ANTLR Go target generated from the same grammar/Tlop.g4 as the Python parser (grammar/_antlr_go,
+// by grammar/generate.sh), in ANTLR's SLL mode first and in full LL mode when SLL reports an error
+// (an SLL parse without errors is the LL parse), and walks the tree (encode.go).  Whenever the
+// fast path answers, the ANTLR path answers the same bytes (tlop_parse_mode runs either alone,
+// for the tests that check it).
 //
 // What it does not do: report errors.  On a syntax error, or anything the Python builder would
 // report, the answer is a fallback code and tlop parses the source with the Python ANTLR parser,
