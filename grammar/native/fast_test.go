@@ -50,3 +50,20 @@ func TestSameBytes(t *testing.T) {
 		t.Fatalf("fast ok=%v, ANTLR code %d, same bytes %v", ok, code, string(fast) == string(antlr))
 	}
 }
+
+// the fast path's lexer and parser alone (no pickle written)
+func BenchmarkFastParseOnly(b *testing.B) {
+	text := benchSource(30000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f := &fparser{lx: lexer{src: text, line: 1}, toks: make([]ftok, 0, 256), nodes: make([]node, 0, 256),
+			maxChain: 5000, maxDepth: 1500}
+		for f.cur() != kEOF {
+			n := copy(f.toks, f.toks[f.pos:])
+			f.toks = f.toks[:n]
+			f.pos = 0
+			f.nodes = f.nodes[:0]
+			f.decl()
+		}
+	}
+}

@@ -211,9 +211,9 @@ func (l *lexer) unitAt(j int) int {
 	return 0
 }
 
-// next lexes the next token (EOF at the end); panics with errLex where the generated lexer
-// would make an ERROR_CHAR.
-func (l *lexer) next() ftok {
+// next lexes the next token into *t (EOF at the end); panics with errLex where the generated
+// lexer would make an ERROR_CHAR.
+func (l *lexer) next(t *ftok) {
 	s := l.src
 	for l.i < len(s) { // skipped: WS and COMMENT
 		c := s[l.i]
@@ -234,13 +234,13 @@ func (l *lexer) next() ftok {
 			break
 		}
 	}
-	t := ftok{start: int32(l.i), line: l.line, col: l.col}
+	*t = ftok{start: int32(l.i), line: l.line, col: l.col}
 	if l.i >= len(s) {
 		t.kind = kEOF
 		t.end = t.start
 		t.n = 5 // the text of ANTLR's EOF token is "<EOF>"
 		l.estimate(kEOF)
-		return t
+		return
 	}
 	i := l.i
 	c := s[i]
@@ -339,7 +339,6 @@ func (l *lexer) next() ftok {
 		l.advance(j)
 	}
 	l.estimate(t.kind)
-	return t
 }
 
 // punct: the kind and end of the punctuation token starting with c (c's byte is at j-1)

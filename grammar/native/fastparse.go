@@ -99,25 +99,39 @@ type fparser struct {
 
 func (f *fparser) fail() { panic(errDelegate{}) }
 
-// at: the token k ahead (lexed on demand)
-func (f *fparser) at(k int) ftok {
+// fill lexes until the token k ahead is there
+func (f *fparser) fill(k int) {
 	for f.pos+k >= len(f.toks) {
-		f.toks = append(f.toks, f.lx.next())
+		if len(f.toks) == cap(f.toks) {
+			f.toks = append(f.toks, ftok{})[:len(f.toks)]
+		}
+		f.toks = f.toks[:len(f.toks)+1]
+		f.lx.next(&f.toks[len(f.toks)-1])
 	}
-	return f.toks[f.pos+k]
+}
+
+// at: the token k ahead (lexed on demand)
+func (f *fparser) at(k int) *ftok {
+	if f.pos+k >= len(f.toks) {
+		f.fill(k)
+	}
+	return &f.toks[f.pos+k]
 }
 
 func (f *fparser) cur() uint8 {
 	if f.pos < len(f.toks) {
 		return f.toks[f.pos].kind
 	}
-	return f.at(0).kind
+	f.fill(0)
+	return f.toks[f.pos].kind
 }
 
 func (f *fparser) la(k int) uint8 { return f.at(k).kind }
 
 func (f *fparser) consume() int32 {
-	f.at(0)
+	if f.pos >= len(f.toks) {
+		f.fill(0)
+	}
 	f.pos++
 	return int32(f.pos - 1)
 }
@@ -283,7 +297,7 @@ func fastParse(text string, maxChain, maxDepth, maxEstimate int) (body []byte, o
 	p := f.p
 	p.begin("A", "Module")
 	f.key(kyDecls)
-	first := f.at(0)
+	first := *f.at(0)
 	if first.kind == kEOF {
 		p.emptyTuple()
 	} else {
