@@ -124,6 +124,14 @@ def test_golden_inputs():
     "param alpha[c: channel]: time\nmodel taulop\n",
     "",
     "\n\n   # only a comment",
+    # the decisions that look far ahead: a call with a channel or an indexed name, inside ranges,
+    # conditions, bounds and items; reductions and calls of max/min; named arguments
+    "def f(c: channel, x: int >= c2.n[a[1]] + 1 = g[c](h[1]) + 1,) = sum i in a[1] .. b[c](3): d[i] ^ -e[2](1)\n",
+    "def g() = stages k in 0 .. f[c](1) { send a[1] -> b[2](x = 1, y) : c.x[1] weight d[e] "
+    "par p in m[0] .. n[1](2) where q[p](p): compute r[p] : s[t](u) }\n",
+    "def h() = if a[1] then b[2](3) else let x = a[b[c[1]]] in x[2](1) || max(x, min[c](1, 2,),) "
+    "+ (max i in 0 .. 1: min j in max(0, 1) .. min[c](2): i)\n",
+    "def k() = not a[1] < b[2](3) and (c.d) >= -(e[f]) or g.h xor i[j] & k[l](m) << 2 >> 1\n",
 ])
 def test_edge_cases(text):
     assert same(text, fast=True) == "ok"
