@@ -56,14 +56,15 @@ def _fields(node):
     return (type(node).__name__, node)
 
 
-def paths(source: Source):
+def paths(source: Source, auto: bool = True):
     """(fast, antlr): the answers of the library's two paths, after checking the contract: the
-    fast path delegates (None) or answers the ANTLR path's bytes; the answer of both (what
-    :func:`native.parse` reads) is the ANTLR path's."""
+    fast path delegates (None) or answers the ANTLR path's bytes; with ``auto``, the answer of
+    both (what :func:`native.parse` reads) is the ANTLR path's."""
     fast = native.native_answer(source, "fast")
     antlr = native.native_answer(source, "antlr")
     assert fast is None or fast == antlr, f"the fast path differs from the ANTLR path:\n{source.text[:500]}"
-    assert native.native_answer(source) == antlr
+    if auto:
+        assert native.native_answer(source) == antlr
     return fast, antlr
 
 
@@ -325,7 +326,7 @@ def test_mutated_sources():
               for _ in range(600)]
     counts = {"answered": 0, "delegated": 0, "refused": 0}
     for text in cases:
-        fast, antlr = paths(Source("m.tlop", text))
+        fast, antlr = paths(Source("m.tlop", text), auto=False)
         if antlr is None:
             counts["refused"] += 1
         else:
