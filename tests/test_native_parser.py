@@ -333,3 +333,13 @@ def test_mutated_sources():
             counts["answered" if fast is not None else "delegated"] += 1
     assert counts["answered"] > 300 and counts["refused"] > 300, counts
     assert counts["delegated"] == 0, counts
+
+
+def test_the_path_can_be_chosen_by_the_environment(monkeypatch):
+    ok, bad = Source("t.tlop", "def f() = 1\n"), Source("t.tlop", "def f() = a[1](\n")
+    for path in ("fast", "antlr", "auto"):
+        monkeypatch.setenv("TLOP_NATIVE_PATH", path)
+        assert native.native_answer(ok) == native.native_answer(ok, "antlr") is not None
+        assert native.native_answer(bad) is None
+    monkeypatch.setenv("TLOP_NATIVE_PATH", "nope")     # not a path: both, as without it
+    assert native.native_answer(ok) == native.native_answer(ok, "antlr")

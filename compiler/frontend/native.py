@@ -37,8 +37,9 @@ directly, and is about three times faster than :mod:`pickle`.  The restricted
 :class:`_Unpickler` stays the reference reader: it is used when the decoder is not built (no C
 compiler, no Python headers) or refuses an answer, and the tests check both give the same AST.
 
-``TLOP_PARSER=python`` turns the native parser off; the library is also not used in a process
-forked after it was loaded (the Go runtime does not survive ``fork``).
+``TLOP_PARSER=python`` turns the native parser off (``TLOP_NATIVE_PATH=antlr`` or ``fast`` runs
+one of its paths alone, for comparisons); the library is also not used in a process forked after
+it was loaded (the Go runtime does not survive ``fork``).
 """
 
 from __future__ import annotations
@@ -312,12 +313,13 @@ def parse(source: Source):
 _MODES = {"auto": 0, "fast": 1, "antlr": 2}
 
 
-def native_answer(source: Source, path: str = "auto") -> bytes | None:
+def native_answer(source: Source, path: str | None = None) -> bytes | None:
     """The library's answer for ``source`` (a pickled module after a zero byte), or None.
     ``path``: ``"auto"`` (the fast path, the ANTLR path where it delegates; what :func:`parse`
     uses), ``"fast"`` (the fast path alone: None where it delegates) or ``"antlr"`` (the ANTLR
-    path alone), for the tests and benchmarks that compare the two."""
-    mode = _MODES[path]
+    path alone), for the tests and benchmarks that compare the two; by default
+    ``$TLOP_NATIVE_PATH`` when it is one of those, else ``"auto"``."""
+    mode = _MODES[path] if path else _MODES.get(os.environ.get("TLOP_NATIVE_PATH", ""), 0)
     lib = _load()
     if lib is None:
         return None
