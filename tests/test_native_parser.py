@@ -146,12 +146,14 @@ def test_edge_cases(text):
     "def a() = 1\n) def b() = 2\n", "def a() = 1\ndef b( = 2\n", "/// doc only\n",
 ])
 def test_errors_go_to_the_reference(text):
+    assert native.native_answer(Source("t.tlop", text), "fast") is None  # the builder's cases too
     assert same(text) == "error"
 
 
 def test_deep_nesting_goes_to_the_reference():
     text = "def f() = " + "(" * 400 + "1" + ")" * 400 + "\n"
     assert native.parse(Source("d.tlop", text)) is None       # deeper than MAX_DEPTH rule levels
+    assert native.native_answer(Source("d.tlop", text), "fast") is None
     assert parse_source(Source("d.tlop", text)) == parse_reference(Source("d.tlop", text))
     assert native.parse(Source("d.tlop", "def f() = " + "-" * 30000 + "1\n")) is None  # pre-scan
 
