@@ -1,12 +1,26 @@
-"""The native parser: the same ANTLR grammar, compiled to Go, loaded with ctypes.
+"""The native parser: the same grammar, parsed in Go, loaded with ctypes.
 
 What it does: builds (on request) and loads ``grammar/native`` — a C shared library made by
-``go build -buildmode=c-shared`` from the ANTLR Go target generated from ``grammar/Tlop.g4`` (the
-grammar of the Python parser too; ``grammar/generate.sh`` writes both) — and turns a source into
-the same :mod:`tlop.frontend.ast` module :mod:`tlop.frontend.parse` builds, about ten times
-faster.  The library answers with a pickle of the AST that only names the AST's classes and
-:class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses anything else); before first use
-the field order it writes is compared with the dataclasses'.
+``go build -buildmode=c-shared`` — and turns a source into the same :mod:`tlop.frontend.ast`
+module :mod:`tlop.frontend.parse` builds.  The library answers with a pickle of the AST that
+only names the AST's classes and :class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses
+anything else); before first use the field order it writes is compared with the dataclasses'.
+It has two paths to that answer:
+
+* the **fast path** (``fastlex.go``, ``fastparse.go``): a hand-written lexer and
+  recursive-descent parser of ``grammar/Tlop.g4`` that writes the pickle as it goes, one
+  declaration at a time, with no parse tree — several times faster than the ANTLR path; it
+  either answers or *delegates*;
+* the **ANTLR path** (``main.go``, ``encode.go``): the ANTLR Go target generated from
+  ``grammar/Tlop.g4`` (the grammar of the Python parser too; ``grammar/generate.sh`` writes
+  both), its parse tree walked into the same pickle; it answers whatever the fast path
+  delegates, and is the fast path's reference.
+
+The contract between them: whenever the fast path answers, the ANTLR path answers exactly the
+same bytes; it delegates on any syntax error, anything the ANTLR path answers with a fallback
+code (the builder's diagnostics, the chain, depth and token pre-scan limits) and anything it is
+not sure of.  The tests compare the two byte for byte (:func:`native_answer`'s ``path``), and
+check that no stdlib or golden source is delegated.
 
 What it does not do: report errors.  When the native parse finds a syntax error, or anything the
 Python builder would report, or nesting deeper than it handles, :func:`parse` returns None and
@@ -23,8 +37,9 @@ directly, and is about three times faster than :mod:`pickle`.  The restricted
 :class:`_Unpickler` stays the reference reader: it is used when the decoder is not built (no C
 compiler, no Python headers) or refuses an answer, and the tests check both give the same AST.
 
-``TLOP_PARSER=python`` turns the native parser off; the library is also not used in a process
-forked after it was loaded (the Go runtime does not survive ``fork``).
+``TLOP_PARSER=python`` turns the native parser off (``TLOP_NATIVE_PATH=antlr`` or ``fast`` runs
+one of its paths alone, for comparisons); the library is also not used in a process forked after
+it was loaded (the Go runtime does not survive ``fork``).
 """
 
 from __future__ import annotations
@@ -212,6 +227,9 @@ def _load():
         lib.tlop_parse.restype = ctypes.c_void_p
         lib.tlop_parse.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                    ctypes.POINTER(ctypes.c_longlong)]
+        lib.tlop_parse_mode.restype = ctypes.c_void_p
+        lib.tlop_parse_mode.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                        ctypes.c_int, ctypes.POINTER(ctypes.c_longlong)]
         lib.tlop_free.argtypes = [ctypes.c_void_p]
         lib.tlop_schema.restype = ctypes.c_void_p
         ptr = lib.tlop_schema()
@@ -273,7 +291,8 @@ def available() -> bool:
 def status() -> str:
     """One line for ``tlop --version``: which parser parses sources, and why."""
     if _load() is not None:
-        return "parser: native (ANTLR Go target, grammar/native); Python ANTLR runtime for diagnostics"
+        return ("parser: native (Go: fast path, ANTLR Go target behind it; grammar/native); "
+                "Python ANTLR runtime for diagnostics")
     return f"parser: Python ANTLR runtime (the native parser is {_state.get('reason')})"
 
 
@@ -306,8 +325,17 @@ def parse(source: Source):
     return None if answer is None else decode(answer, source)
 
 
-def native_answer(source: Source) -> bytes | None:
-    """The library's answer for ``source`` (a pickled module after a zero byte), or None."""
+#: the library's parse modes (``path`` of :func:`native_answer`)
+_MODES = {"auto": 0, "fast": 1, "antlr": 2}
+
+
+def native_answer(source: Source, path: str | None = None) -> bytes | None:
+    """The library's answer for ``source`` (a pickled module after a zero byte), or None.
+    ``path``: ``"auto"`` (the fast path, the ANTLR path where it delegates; what :func:`parse`
+    uses), ``"fast"`` (the fast path alone: None where it delegates) or ``"antlr"`` (the ANTLR
+    path alone), for the tests and benchmarks that compare the two; by default
+    ``$TLOP_NATIVE_PATH`` when it is one of those, else ``"auto"``."""
+    mode = _MODES[path] if path else _MODES.get(os.environ.get("TLOP_NATIVE_PATH", ""), 0)
     lib = _load()
     if lib is None:
         return None
@@ -319,7 +347,7 @@ def native_answer(source: Source) -> bytes | None:
         return None
     n = ctypes.c_longlong()
     with _lock:
-        ptr = lib.tlop_parse(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, ctypes.byref(n))
+        ptr = lib.tlop_parse_mode(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, mode, ctypes.byref(n))
         try:
             answer = ctypes.string_at(ptr, n.value)
         finally:
