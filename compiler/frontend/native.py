@@ -264,6 +264,7 @@ def _decoder():
     classes = {("A", name): cls for name, cls in vars(A).items()
                if isinstance(cls, type) and issubclass(cls, A.Node)}
     classes[("D", "Span")] = Span
+    classes[("D", "span")] = Span  # D.span(l, c, el, ec): the decoder makes a Span of the source
     _state["decoder"] = (fn, classes)
     try:
         enc = ctypes.PyDLL(str(path)).tlop_encode
@@ -297,7 +298,8 @@ def status() -> str:
 
 
 class _Unpickler(pickle.Unpickler):
-    """Reads the library's answer: AST classes and Span only, every span on ``source``."""
+    """Reads the library's answer: AST classes and Span only, every span on ``source`` (written
+    as ``D.span(l, c, el, ec)``; the persistent id ``"source"`` is also understood)."""
 
     def __init__(self, data, source: Source):
         stream = io.BytesIO(data)
@@ -310,6 +312,9 @@ class _Unpickler(pickle.Unpickler):
             return getattr(A, name)
         if module == "D" and name == "Span":
             return Span
+        if module == "D" and name == "span":  # D.span(l, c, el, ec): a Span of the source parsed
+            source = self._source
+            return lambda line, col, end_line, end_col: Span(source, line, col, end_line, end_col)
         raise pickle.UnpicklingError(f"native parser: unexpected class {module}.{name}")
 
     def persistent_load(self, pid):
