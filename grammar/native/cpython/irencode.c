@@ -111,9 +111,13 @@ static int memo_grow(enc *e)
     return 0;
 }
 
-/* MEMOIZE the object just written; -1 on error */
+/* MEMOIZE the object just written; -1 on error.  An object only its container refers to
+ * (reference count 1) cannot be met again, so it is not memoised (its memo index would never
+ * be read): pickle.loads numbers the memo by MEMOIZE opcodes, so skipping one is consistent. */
 static int memoize(enc *e, PyObject *o)
 {
+    if (Py_REFCNT(o) == 1)
+        return 0;
     if (2 * (e->used + 1) > e->mask + 1 && memo_grow(e) < 0)
         return -1;
     Py_ssize_t i = slot(e, o);
