@@ -13,7 +13,8 @@ the Python parser's CPU time to the native one's; for the largest N the ratio of
 the 5 s budget (≤ 1.0 meets it).
 
 ``--phases N`` instead splits the CPU time of checking one file of N declarations, in this
-process, into its phases: the native parse (the Go library: lex, parse, write the AST) and
+process, into its phases: the native parse (the Go library: lex, parse, write the AST; then
+each of its two paths alone, the fast path and the ANTLR path, with their ratio) and
 decoding its answer into the AST; the Python ANTLR lexer and parser and the Python AST builder
 (up to ``--python-max`` declarations); checking and lowering alone (``elaborate``, the AST
 given), then the whole load after parsing (checking, lowering and writing the checked-IR cache)
@@ -78,6 +79,7 @@ def phases(n: int, python_max: float) -> None:
     src = Source("decls.tlop", text)
     cpu = time.process_time
     out = {}
+    go = {}
     with gc_paused():
         if _native_ready():
             t = cpu()
@@ -86,6 +88,13 @@ def phases(n: int, python_max: float) -> None:
             t = cpu()
             module = native.decode(answer, src)
             out["native: decode the AST (unpickle)"] = cpu() - t
+            go = {}
+            for path in ("fast", "antlr"):  # the library's two paths alone, same source, same run
+                t = cpu()
+                alone = native.native_answer(src, path)
+                go[path] = cpu() - t
+                if alone != answer:
+                    go[path + " differs"] = True
         if n <= python_max:
             from antlr4 import CommonTokenStream, InputStream
 
@@ -125,6 +134,10 @@ def phases(n: int, python_max: float) -> None:
     print(f"{n:,} declarations, CPU seconds:")
     for label, sec in out.items():
         print(f"  {label:<42} {sec:7.2f}  {sec / n * 1e6:8.1f} µs/decl")
+    if go:
+        print(f"  Go paths alone: fast {go['fast'] / n * 1e6:.1f} µs/decl, ANTLR {go['antlr'] / n * 1e6:.1f} "
+              f"µs/decl: ANTLR / fast = {go['antlr'] / go['fast']:.1f} ×"
+              + ("" if len(go) == 2 else f"  (NOT the same answer: {sorted(k for k in go if 'differs' in k)})"))
     nat = sum(v for k, v in out.items() if k.startswith("native"))
     py = sum(v for k, v in out.items() if k.startswith("python"))
     if nat and py:

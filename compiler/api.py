@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from tlop import ir
 from tlop.backends.binding import bind_arguments
-from tlop.backends.dataflow import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
+from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep, gc_paused
 from tlop.frontend.loader import resolve_path

@@ -155,3 +155,15 @@ def test_a_program_too_big_to_read_back_is_not_written(cache, monkeypatch):
     assert len(_entries(cache)) == 1 and checked_cache.stats["stored"] == 2
     tlop.load("taulop/bcast")
     assert checked_cache.stats["hits"] == 1 and checked_cache.stats["rejected"] == 0
+
+
+def test_a_cold_check_imports_no_numpy(tmp_path):
+    """``tlop check`` (cold: parse, check, lower, write the cache) needs no numpy: importing it
+    costs 70 ms and starts OpenBLAS threads that spin on the CPU — for LogGP files too, whose
+    dependency walk needs only the dataflow back end's names."""
+    env = dict(os.environ, TLOP_CACHE_DIR=str(tmp_path / "cache"))
+    code = ("import sys\nfrom tlop.cli import main\nrc = main(['check', 'taulop/bcast', 'loggp/bcast'])\n"
+            "print('NUMPY', 'numpy' in sys.modules)\nsys.exit(rc)\n")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 0, run.stderr
+    assert "NUMPY False" in run.stdout and "ok" in run.stdout, run.stdout

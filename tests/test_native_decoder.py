@@ -1,4 +1,4 @@
-"""The C decoder of the native parser's answers (grammar/native/decoder/astdecode.c) against the
+"""The C decoder of the native parser's answers (grammar/native/cpython/astdecode.c) against the
 reference reader, the restricted unpickler of tlop.frontend.native: the same AST — fields, their
 order, spans and the one shared Source — for every stdlib file and every test source; and on
 damaged answers (truncated, bytes flipped, inserted or deleted) either a refusal or exactly the
@@ -92,7 +92,11 @@ def test_it_refuses_what_is_not_an_answer():
                        (b"\0\x80\x04X\xff\xff\xff\x7f", "truncated answer"),
                        (b"\0\x80\x04h\x05.", "memo index out of range"),
                        (b"\0\x80\x04t.", "TUPLE without a mark"),
-                       (b"\0\x80\x04\x8c\x05other\x8c\x01xQ.", "unexpected persistent id")]:
+                       (b"\0\x80\x04\x8c\x05other\x8c\x01xQ.", "unexpected persistent id"),
+                       (b"\0\x80\x04\x8c\x01A\x8c\x06Number\x93(K\x01K\x02K\x03K\x04tR.",
+                        "REDUCE of something other than D.span"),
+                       (b"\0\x80\x04\x8c\x01D\x8c\x04span\x93(K\x01K\x02K\x03tR.",
+                        "REDUCE of something other than D.span with four numbers")]:
         with pytest.raises(ValueError, match=what):
             fn(data, classes, src, 1)
 

@@ -1,8 +1,13 @@
-"""The native parser (tlop.frontend.native, the ANTLR Go target of the same grammar) against the
-reference (the Python ANTLR parser): the same AST, spans and field dicts included, for every
-stdlib file, every golden input, generated modules (hypothesis, the formatter's strategies) and
-mutated declarations; no answer (the reference parses) for every source the reference rejects,
-so diagnostics cannot differ.  Skipped, with the reason, where Go cannot build the library."""
+"""The native parser (tlop.frontend.native) against the reference (the Python ANTLR parser): the
+same AST, spans and field dicts included, for every stdlib file, every golden input, generated
+modules (hypothesis, the formatter's strategies) and mutated declarations; no answer (the
+reference parses) for every source the reference rejects, so diagnostics cannot differ.
+
+The library has two paths, compared byte for byte on every input here: the fast path (a
+hand-written lexer and recursive-descent parser, grammar/native/fast*.go) either delegates or
+answers exactly the bytes of the ANTLR path (the ANTLR Go target of the same grammar); the stdlib
+and the golden inputs must not be delegated.  Skipped, with the reason, where Go cannot build the
+library."""
 
 from __future__ import annotations
 
@@ -51,9 +56,25 @@ def _fields(node):
     return (type(node).__name__, node)
 
 
-def same(text: str, name: str = "t.tlop") -> str:
-    """Parse ``text`` both ways and check they agree; returns 'ok' or 'error' (the reference's)."""
+def paths(source: Source, auto: bool = True):
+    """(fast, antlr): the answers of the library's two paths, after checking the contract: the
+    fast path delegates (None) or answers the ANTLR path's bytes; with ``auto``, the answer of
+    both (what :func:`native.parse` reads) is the ANTLR path's."""
+    fast = native.native_answer(source, "fast")
+    antlr = native.native_answer(source, "antlr")
+    assert fast is None or fast == antlr, f"the fast path differs from the ANTLR path:\n{source.text[:500]}"
+    if auto:
+        assert native.native_answer(source) == antlr
+    return fast, antlr
+
+
+def same(text: str, name: str = "t.tlop", fast: bool = False) -> str:
+    """Parse ``text`` both ways and check they agree (the native library's two paths too: with
+    ``fast``, the fast path must answer); returns 'ok' or 'error' (the reference's)."""
     source = Source(name, text)
+    answers = paths(source)
+    if fast:
+        assert answers[0] is not None, f"the fast path delegated:\n{text[:500]}"
     got = native.parse(source)
     try:
         want = parse_reference(source)
@@ -70,7 +91,7 @@ def same(text: str, name: str = "t.tlop") -> str:
 
 @pytest.mark.parametrize("name", stdlib_modules())
 def test_stdlib_files(name):
-    assert same(resolve_path(name).read_text(), name) == "ok"
+    assert same(resolve_path(name).read_text(), name, fast=True) == "ok"
 
 
 def test_golden_inputs():
@@ -78,6 +99,10 @@ def test_golden_inputs():
     assert files
     outcomes = {same(f.read_text(encoding="utf-8", errors="surrogateescape"), f.name) for f in files}
     assert outcomes == {"ok", "error"}
+    # the fast path answers every one the ANTLR path answers (and the same bytes, by paths())
+    for f in files:
+        fast, antlr = paths(Source(f.name, f.read_text(encoding="utf-8", errors="surrogateescape")))
+        assert (fast is None) == (antlr is None), f"the fast path delegated {f}"
 
 
 @pytest.mark.parametrize("text", [
@@ -100,9 +125,17 @@ def test_golden_inputs():
     "param alpha[c: channel]: time\nmodel taulop\n",
     "",
     "\n\n   # only a comment",
+    # the decisions that look far ahead: a call with a channel or an indexed name, inside ranges,
+    # conditions, bounds and items; reductions and calls of max/min; named arguments
+    "def f(c: channel, x: int >= c2.n[a[1]] + 1 = g[c](h[1]) + 1,) = sum i in a[1] .. b[c](3): d[i] ^ -e[2](1)\n",
+    "def g() = stages k in 0 .. f[c](1) { send a[1] -> b[2](x = 1, y) : c.x[1] weight d[e] "
+    "par p in m[0] .. n[1](2) where q[p](p): compute r[p] : s[t](u) }\n",
+    "def h() = if a[1] then b[2](3) else let x = a[b[c[1]]] in x[2](1) || max(x, min[c](1, 2,),) "
+    "+ (max i in 0 .. 1: min j in max(0, 1) .. min[c](2): i)\n",
+    "def k() = not a[1] < b[2](3) and (c.d) >= -(e[f]) or g.h xor i[j] & k[l](m) << 2 >> 1\n",
 ])
 def test_edge_cases(text):
-    assert same(text) == "ok"
+    assert same(text, fast=True) == "ok"
 
 
 @pytest.mark.parametrize("text", [
@@ -113,18 +146,20 @@ def test_edge_cases(text):
     "def a() = 1\n) def b() = 2\n", "def a() = 1\ndef b( = 2\n", "/// doc only\n",
 ])
 def test_errors_go_to_the_reference(text):
+    assert native.native_answer(Source("t.tlop", text), "fast") is None  # the builder's cases too
     assert same(text) == "error"
 
 
 def test_deep_nesting_goes_to_the_reference():
     text = "def f() = " + "(" * 400 + "1" + ")" * 400 + "\n"
     assert native.parse(Source("d.tlop", text)) is None       # deeper than MAX_DEPTH rule levels
+    assert native.native_answer(Source("d.tlop", text), "fast") is None
     assert parse_source(Source("d.tlop", text)) == parse_reference(Source("d.tlop", text))
     assert native.parse(Source("d.tlop", "def f() = " + "-" * 30000 + "1\n")) is None  # pre-scan
 
 
 def test_a_long_flat_chain_within_the_limit():
-    assert same("def f() = 1" + " + x" * 4998 + "\n") == "ok"
+    assert same("def f() = 1" + " + x" * 4998 + "\n", fast=True) == "ok"
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -183,3 +218,130 @@ def test_the_unpickler_refuses_other_classes():
 
     with pytest.raises(pickle.UnpicklingError):
         native._Unpickler(b"\0" + pickle.dumps(os.system), Source("t", "")).load()
+
+
+# ------------------------------------------------------------------ the fast path against the ANTLR path
+
+
+@pytest.mark.parametrize("text", [
+    'import "a', 'import "a\nb"', "def f() = 1 ! 2", "def f() = a | b", "def f() = a\x0cb", "def f() = a·b",
+    "def f() = 1 < 2 < 3", "def f() = a == b == c", "def f() = max i", "def f() = (1", "def f() = 1)",
+    "def f(a: int,,) = 1", "config c { , }", "def f() = f(a = )", "def f() = x[1](", "def f() = c.",
+    "def f() = stage { send 0 -> 1 }", "def f() = stages k in 0 .. 1 { }}", "algorithm a() over = 1",
+    "def f() = let x = 1 x", "def f() = if a then b", "def f() = 2 ^", "def f() = - ", "model", "import x",
+    "channel", "channel c within", "table t(m: bytes)", "param p: ", "transmission T[c](m) = ",
+    "def f() -> = 1", "def f() = 1 def", "/// doc\n/// doc", "def f() = a.b.c", "def f() = 1.e5",
+    "def f() = 'x'", "def f() = 1\n\x00", "def f(x: int ^ a) = 1", "def f() = sum i in 1 .. 2 3",
+])
+def test_the_fast_path_delegates_what_it_must(text):
+    assert native.native_answer(Source("t.tlop", text), "fast") is None
+    assert same(text) == "error"
+
+
+def _shapes(n):
+    """Sources nested n deep in each way the limits count (parentheses, prefix operators, right
+    associative powers, nested lets, calls, blocks) and chains n long."""
+    return {
+        "parens": "def f() = " + "(" * n + "1" + ")" * n,
+        "negations": "def f() = " + "- " * n + "x",
+        "nots": "def f() = " + "not " * n + "x",
+        "powers": "def f() = " + " ^ ".join(["2"] * n),
+        "lets": "def f() = " + "".join(f"let x{i} = {i} in " for i in range(n)) + "x0",
+        "calls": "def f() = " + "g(a = " * n + "1" + ")" * n,
+        "indexed": "def f() = " + "c.x[" * n + "0" + "]" * n,
+        "blocks": "def f() = stage { " + "par p in 0 .. 2: " * (n // 2) + "{ " * n + "compute 0 : 1" + " }" * n + " }",
+        "sums": "def f() = " + "".join(f"max i{i} in 0 .. 1: " for i in range(n)) + "1",
+        "chain": "def f() = 1" + " * x" * n,
+        "concurrent": "def f() = 1" + " || x" * n,
+        "bound": "def f(a: int >= 1" + " + 1" * n + ") = a",
+    }
+
+
+@pytest.mark.parametrize("depth, estimate, chain", [(60, 10 ** 6, 10 ** 6), (10 ** 6, 300, 10 ** 6),
+                                                    (10 ** 6, 10 ** 6, 7), (90, 400, 12)])
+def test_the_limits_are_the_antlr_paths(monkeypatch, depth, estimate, chain):
+    """With small limits (rule depth, the token pre-scan, chain length), the fast path delegates
+    exactly where the ANTLR path stops: both answer the same bytes, or the fast path delegates
+    and the ANTLR path stops too — at every size around the limits, and for the stdlib."""
+    monkeypatch.setattr(native, "MAX_DEPTH", depth)
+    monkeypatch.setattr(native, "MAX_ESTIMATE", estimate)
+    monkeypatch.setattr(native, "MAX_CHAIN_TERMS", chain)
+    outcomes = set()
+    for n in range(1, 40):
+        for kind, text in _shapes(n).items():
+            fast, antlr = paths(Source("t.tlop", text))
+            assert (fast is None) == (antlr is None), (kind, n)
+            outcomes.add(antlr is None)
+    for name in stdlib_modules():
+        fast, antlr = paths(Source(name, resolve_path(name).read_text()))
+        assert (fast is None) == (antlr is None), name
+        outcomes.add(antlr is None)
+    assert outcomes == {True, False}
+
+
+def test_chain_and_depth_limits_at_their_real_values():
+    from tlop.frontend.limits import MAX_CHAIN_TERMS
+
+    for ops in (MAX_CHAIN_TERMS - 1, MAX_CHAIN_TERMS):
+        fast, antlr = paths(Source("t.tlop", "def f() = 1" + " + x" * ops))
+        assert (fast is None) == (antlr is None)
+    assert antlr is None                               # MAX_CHAIN_TERMS operators: the reference decides
+    answered = set()
+    for n in range(90, 110):                           # about 15 rule levels a parenthesis
+        fast, antlr = paths(Source("t.tlop", "def f() = " + "(" * n + "1" + ")" * n))
+        assert (fast is None) == (antlr is None), n
+        answered.add(fast is not None)
+    assert answered == {True, False}
+
+
+MUTATION_ALPHABET = list("()[]{},:;=<>-+*/^%&|!.#\"\\ \n\t\r_0123456789aeExPµé") + [
+    "max", "min", "sum", "let", "in", "if", "then", "else", "not", "and", "or", "xor", "div", "stage", "stages",
+    "par", "seq", "send", "compute", "reduce", "over", "where", "mapping", "weight", "channel", "->", "..", "///",
+    "||", "<<", ">>", "<=", "==", "!=", "1e400", "2.5e-3us", "\u2028", "\x0c", "\U0001F600"]
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    for _ in range(rng.randint(1, 3)):
+        pos = rng.randrange(len(text) + 1)
+        kind = rng.random()
+        if kind < 0.3 and text:                      # delete 1..4 characters
+            text = text[:pos] + text[pos + rng.randint(1, 4):]
+        elif kind < 0.65:                            # insert
+            text = text[:pos] + rng.choice(MUTATION_ALPHABET) + text[pos:]
+        else:                                        # replace
+            text = text[:pos] + rng.choice(MUTATION_ALPHABET) + text[pos + 1:]
+    return text
+
+
+def test_mutated_sources():
+    """2,000 stdlib files with characters inserted, deleted or replaced at random, 600 mutated
+    declarations (token level) and 600 token soups: the fast path delegates or answers the ANTLR
+    path's bytes; it answers every valid one."""
+    from test_fuzz_declarations import make_case
+    from test_fuzz_frontend import TOKENS
+
+    rng = random.Random(14_8)
+    texts = [resolve_path(n).read_text() for n in stdlib_modules()]
+    cases = [_mutate(rng, rng.choice(texts)) for _ in range(2000)]
+    cases += [make_case(rng)[1] for _ in range(600)]
+    cases += [" ".join(rng.choice(TOKENS + MUTATION_ALPHABET) for _ in range(rng.randint(0, 30)))
+              for _ in range(600)]
+    counts = {"answered": 0, "delegated": 0, "refused": 0}
+    for text in cases:
+        fast, antlr = paths(Source("m.tlop", text), auto=False)
+        if antlr is None:
+            counts["refused"] += 1
+        else:
+            counts["answered" if fast is not None else "delegated"] += 1
+    assert counts["answered"] > 300 and counts["refused"] > 300, counts
+    assert counts["delegated"] == 0, counts
+
+
+def test_the_path_can_be_chosen_by_the_environment(monkeypatch):
+    ok, bad = Source("t.tlop", "def f() = 1\n"), Source("t.tlop", "def f() = a[1](\n")
+    for path in ("fast", "antlr", "auto"):
+        monkeypatch.setenv("TLOP_NATIVE_PATH", path)
+        assert native.native_answer(ok) == native.native_answer(ok, "antlr") is not None
+        assert native.native_answer(bad) is None
+    monkeypatch.setenv("TLOP_NATIVE_PATH", "nope")     # not a path: both, as without it
+    assert native.native_answer(ok) == native.native_answer(ok, "antlr")

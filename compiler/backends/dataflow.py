@@ -63,14 +63,11 @@ import math
 import numpy as np
 
 from tlop import ir
+from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.backends.enumeration import StageEnumerator
 
 __all__ = ["Dataflow", "DATAFLOW_MODELS", "DATAFLOW_FUNCTIONS", "check_composition", "holds_stage"]
 
-#: the models whose schedules mean a dataflow program (every other model: τ-Lop's stages, or none)
-DATAFLOW_MODELS = ("loggp", "plogp", "loggph")
-#: the platform's functions of the message size m (bytes) a send is priced with
-DATAFLOW_FUNCTIONS = ("send_overhead", "send_gap", "delivery", "recv_overhead")
 
 
 def holds_stage(e: ir.Expr) -> bool:

@@ -14,6 +14,10 @@ only when all of these still hold, otherwise it is rebuilt:
 * every file is still reported under the same name (relative names depend on the working
   directory).
 
+Entries are written by :func:`dumps`: the C writer of ``grammar/native/cpython/irencode.c`` when
+it is built (with the native parser), else :func:`pickle.dumps`; both are read by
+:func:`pickle.loads`.
+
 Integrity: entries are Python pickles, so they are never unpickled unless their HMAC-SHA256
 verifies under a per-user secret key (32 random bytes in ``<cache>/ir/key``, created with mode
 0600; a key file that is not the user's own or is readable by others disables the cache).  The
@@ -176,7 +180,7 @@ def put(path: Path, modules: list, elaborated) -> bool:
         content = path.read_bytes()
         record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
                   "files": files, "imports": imports}
-        payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = dumps(record)
         if len(_MAGIC) + _MAC + len(payload) > MAX_ENTRY_BYTES:
             return False  # :func:`get` would refuse it (and delete it) unread
         entry = _entry_path(directory, path, content)
@@ -194,6 +198,60 @@ def put(path: Path, modules: list, elaborated) -> bool:
         return False
     stats["stored"] += 1
     return True
+
+
+# ---------------------------------------------------------------------------------- writing
+#: types the C writer writes directly (NEWOBJ, then BUILD of the instance's __dict__), learnt
+#: the first time one is met: type -> (module, qualname)
+_PLAIN: dict = {}
+
+
+def _plain(cls) -> bool:
+    """Whether pickle writes an instance of ``cls`` as NEWOBJ of the class and BUILD of its
+    ``__dict__`` and nothing else: no reduce, getstate, setstate, getnewargs or slots of its
+    own, ``object.__new__``, reachable under its module and qualname."""
+    import copyreg
+
+    if cls in copyreg.dispatch_table or cls.__new__ is not object.__new__:
+        return False
+    for name, default in (("__reduce_ex__", object.__reduce_ex__), ("__reduce__", object.__reduce__),
+                          ("__getstate__", object.__getstate__)):
+        if getattr(cls, name, None) is not default:
+            return False
+    if any(hasattr(cls, n) for n in ("__setstate__", "__getnewargs_ex__", "__getnewargs__")):
+        return False
+    if any("__slots__" in vars(k) for k in cls.__mro__[:-1]):
+        return False
+    target = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        target = getattr(target, part, None)
+    return target is cls
+
+
+def _reduce(obj):
+    """The C writer's way out for a type it does not write itself: learns plain types, gives
+    the reduce value of others (what pickle would write)."""
+    cls = type(obj)
+    if cls not in _PLAIN and _plain(cls):
+        _PLAIN[cls] = (cls.__module__, cls.__qualname__)
+    return obj.__reduce_ex__(4)
+
+
+def dumps(record) -> bytes:
+    """A pickle of ``record`` for :func:`pickle.loads`: written by the C writer of
+    ``grammar/native/cpython/irencode.c`` when it is built (about three times faster on the IR),
+    else by :func:`pickle.dumps`, the reference — also when the C writer refuses something."""
+    from tlop.frontend.native import ir_encoder
+
+    encode = ir_encoder()
+    if encode is not None:
+        import copyreg
+
+        try:
+            return encode(record, _PLAIN, _reduce, copyreg.__newobj__)
+        except ValueError:  # something it does not write: the reference does
+            pass
+    return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _verified(data: bytes, secret: bytes) -> Optional[bytes]:

@@ -1,12 +1,26 @@
-"""The native parser: the same ANTLR grammar, compiled to Go, loaded with ctypes.
+"""The native parser: the same grammar, parsed in Go, loaded with ctypes.
 
 What it does: builds (on request) and loads ``grammar/native`` — a C shared library made by
-``go build -buildmode=c-shared`` from the ANTLR Go target generated from ``grammar/Tlop.g4`` (the
-grammar of the Python parser too; ``grammar/generate.sh`` writes both) — and turns a source into
-the same :mod:`tlop.frontend.ast` module :mod:`tlop.frontend.parse` builds, about ten times
-faster.  The library answers with a pickle of the AST that only names the AST's classes and
-:class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses anything else); before first use
-the field order it writes is compared with the dataclasses'.
+``go build -buildmode=c-shared`` — and turns a source into the same :mod:`tlop.frontend.ast`
+module :mod:`tlop.frontend.parse` builds.  The library answers with a pickle of the AST that
+only names the AST's classes and :class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses
+anything else); before first use the field order it writes is compared with the dataclasses'.
+It has two paths to that answer:
+
+* the **fast path** (``fastlex.go``, ``fastparse.go``): a hand-written lexer and
+  recursive-descent parser of ``grammar/Tlop.g4`` that writes the pickle as it goes, one
+  declaration at a time, with no parse tree — several times faster than the ANTLR path; it
+  either answers or *delegates*;
+* the **ANTLR path** (``main.go``, ``encode.go``): the ANTLR Go target generated from
+  ``grammar/Tlop.g4`` (the grammar of the Python parser too; ``grammar/generate.sh`` writes
+  both), its parse tree walked into the same pickle; it answers whatever the fast path
+  delegates, and is the fast path's reference.
+
+The contract between them: whenever the fast path answers, the ANTLR path answers exactly the
+same bytes; it delegates on any syntax error, anything the ANTLR path answers with a fallback
+code (the builder's diagnostics, the chain, depth and token pre-scan limits) and anything it is
+not sure of.  The tests compare the two byte for byte (:func:`native_answer`'s ``path``), and
+check that no stdlib or golden source is delegated.
 
 What it does not do: report errors.  When the native parse finds a syntax error, or anything the
 Python builder would report, or nesting deeper than it handles, :func:`parse` returns None and
@@ -16,15 +30,16 @@ while parsing: :func:`build` (``python -m tlop.frontend.native``, run by the tes
 when Go is installed, into ``grammar/native/_build`` under a name that is a hash of its sources (a
 changed grammar or builder is never served by an old library).
 
-The answer is read into the AST by a small C decoder (``grammar/native/decoder/astdecode.c``,
+The answer is read into the AST by a small C decoder (``grammar/native/cpython/astdecode.c``,
 built next to the library with the C compiler against this Python's headers, loaded with
 ``ctypes.PyDLL``): it reads the same pickle, sets each instance's fields on the instance
 directly, and is about three times faster than :mod:`pickle`.  The restricted
 :class:`_Unpickler` stays the reference reader: it is used when the decoder is not built (no C
 compiler, no Python headers) or refuses an answer, and the tests check both give the same AST.
 
-``TLOP_PARSER=python`` turns the native parser off; the library is also not used in a process
-forked after it was loaded (the Go runtime does not survive ``fork``).
+``TLOP_PARSER=python`` turns the native parser off (``TLOP_NATIVE_PATH=antlr`` or ``fast`` runs
+one of its paths alone, for comparisons); the library is also not used in a process forked after
+it was loaded (the Go runtime does not survive ``fork``).
 """
 
 from __future__ import annotations
@@ -77,14 +92,15 @@ def _key(files) -> str:
     return h.hexdigest()[:20]
 
 
-_DECODER_SOURCE = _GRAMMAR / "native" / "decoder" / "astdecode.c"
+_CPYTHON_SOURCES = (_GRAMMAR / "native" / "cpython" / "astdecode.c", _GRAMMAR / "native" / "cpython" / "irencode.c")
 
 
 def decoder_path() -> Path | None:
-    """Where the AST decoder for this source and this Python is (or would be) built."""
-    if not _DECODER_SOURCE.is_file():
+    """Where the C helpers (the AST decoder and the IR encoder of :mod:`.checked_cache`) for
+    these sources and this Python are (or would be) built."""
+    if not all(f.is_file() for f in _CPYTHON_SOURCES):
         return None
-    h = hashlib.sha256(_DECODER_SOURCE.read_bytes())
+    h = hashlib.sha256(b"".join(f.read_bytes() for f in _CPYTHON_SOURCES))
     h.update(f"\0{sys.version}\0{sysconfig.get_paths()['include']}\0{sys.abiflags}".encode())
     return _GRAMMAR / "native" / "_build" / f"libtlopdecode-{h.hexdigest()[:20]}.so"
 
@@ -100,11 +116,11 @@ def find_cc() -> str | None:
 
 
 def build_decoder() -> Path:
-    """Build the AST decoder (nothing to do when it exists); returns its path.  Raises
+    """Build the AST decoder and the IR encoder (nothing to do when they exist); returns the path.  Raises
     RuntimeError with the reason when it cannot be built (no C compiler, no Python headers)."""
     target = decoder_path()
     if target is None:
-        raise RuntimeError("the decoder's C source is not installed (grammar/native/decoder)")
+        raise RuntimeError("the decoder's C sources are not installed (grammar/native/cpython)")
     if target.exists():
         return target
     cc = find_cc()
@@ -117,7 +133,7 @@ def build_decoder() -> Path:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         out = Path(tmp) / target.name
         proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-Wall", "-Werror", f"-I{include}",
-                               str(_DECODER_SOURCE), "-o", str(out)], capture_output=True, text=True, timeout=600)
+                               *map(str, _CPYTHON_SOURCES), "-o", str(out)], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"building the AST decoder failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
         os.replace(out, target)
@@ -211,6 +227,9 @@ def _load():
         lib.tlop_parse.restype = ctypes.c_void_p
         lib.tlop_parse.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                    ctypes.POINTER(ctypes.c_longlong)]
+        lib.tlop_parse_mode.restype = ctypes.c_void_p
+        lib.tlop_parse_mode.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                        ctypes.c_int, ctypes.POINTER(ctypes.c_longlong)]
         lib.tlop_free.argtypes = [ctypes.c_void_p]
         lib.tlop_schema.restype = ctypes.c_void_p
         ptr = lib.tlop_schema()
@@ -245,8 +264,24 @@ def _decoder():
     classes = {("A", name): cls for name, cls in vars(A).items()
                if isinstance(cls, type) and issubclass(cls, A.Node)}
     classes[("D", "Span")] = Span
+    classes[("D", "span")] = Span  # D.span(l, c, el, ec): the decoder makes a Span of the source
     _state["decoder"] = (fn, classes)
+    try:
+        enc = ctypes.PyDLL(str(path)).tlop_encode
+    except AttributeError:
+        enc = None
+    else:
+        enc.restype = ctypes.py_object
+        enc.argtypes = [ctypes.py_object] * 4
+    _state["encoder"] = enc
     return _state["decoder"]
+
+
+def ir_encoder():
+    """The C writer of the checked-IR cache's pickles (``tlop_encode``, irencode.c), or None
+    when it is not built."""
+    _decoder()
+    return _state.get("encoder")
 
 
 def available() -> bool:
@@ -257,12 +292,14 @@ def available() -> bool:
 def status() -> str:
     """One line for ``tlop --version``: which parser parses sources, and why."""
     if _load() is not None:
-        return "parser: native (ANTLR Go target, grammar/native); Python ANTLR runtime for diagnostics"
+        return ("parser: native (Go: fast path, ANTLR Go target behind it; grammar/native); "
+                "Python ANTLR runtime for diagnostics")
     return f"parser: Python ANTLR runtime (the native parser is {_state.get('reason')})"
 
 
 class _Unpickler(pickle.Unpickler):
-    """Reads the library's answer: AST classes and Span only, every span on ``source``."""
+    """Reads the library's answer: AST classes and Span only, every span on ``source`` (written
+    as ``D.span(l, c, el, ec)``; the persistent id ``"source"`` is also understood)."""
 
     def __init__(self, data, source: Source):
         stream = io.BytesIO(data)
@@ -275,6 +312,9 @@ class _Unpickler(pickle.Unpickler):
             return getattr(A, name)
         if module == "D" and name == "Span":
             return Span
+        if module == "D" and name == "span":  # D.span(l, c, el, ec): a Span of the source parsed
+            source = self._source
+            return lambda line, col, end_line, end_col: Span(source, line, col, end_line, end_col)
         raise pickle.UnpicklingError(f"native parser: unexpected class {module}.{name}")
 
     def persistent_load(self, pid):
@@ -290,8 +330,17 @@ def parse(source: Source):
     return None if answer is None else decode(answer, source)
 
 
-def native_answer(source: Source) -> bytes | None:
-    """The library's answer for ``source`` (a pickled module after a zero byte), or None."""
+#: the library's parse modes (``path`` of :func:`native_answer`)
+_MODES = {"auto": 0, "fast": 1, "antlr": 2}
+
+
+def native_answer(source: Source, path: str | None = None) -> bytes | None:
+    """The library's answer for ``source`` (a pickled module after a zero byte), or None.
+    ``path``: ``"auto"`` (the fast path, the ANTLR path where it delegates; what :func:`parse`
+    uses), ``"fast"`` (the fast path alone: None where it delegates) or ``"antlr"`` (the ANTLR
+    path alone), for the tests and benchmarks that compare the two; by default
+    ``$TLOP_NATIVE_PATH`` when it is one of those, else ``"auto"``."""
+    mode = _MODES[path] if path else _MODES.get(os.environ.get("TLOP_NATIVE_PATH", ""), 0)
     lib = _load()
     if lib is None:
         return None
@@ -303,7 +352,7 @@ def native_answer(source: Source) -> bytes | None:
         return None
     n = ctypes.c_longlong()
     with _lock:
-        ptr = lib.tlop_parse(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, ctypes.byref(n))
+        ptr = lib.tlop_parse_mode(data, len(data), MAX_CHAIN_TERMS, MAX_DEPTH, MAX_ESTIMATE, mode, ctypes.byref(n))
         try:
             answer = ctypes.string_at(ptr, n.value)
         finally:

@@ -1,9 +1,13 @@
 // Package main is the native .tlop parser, a C shared library loaded by tlop.frontend.native.
 //
-// What it does: lexes and parses a source with the ANTLR Go target generated from the same
-// grammar/Tlop.g4 as the Python parser (grammar/_antlr_go, by grammar/generate.sh), in ANTLR's
-// SLL mode first and in full LL mode when SLL reports an error (an SLL parse without errors is the
-// LL parse), and writes the AST as a pickle (encode.go, pickle.go).
+// What it does: parses a source and writes its AST as a pickle (pickle.go), by two paths.  The
+// fast path (fastlex.go, fastparse.go: a hand-written lexer and recursive-descent parser) answers
+// first; whenever it is not sure, it delegates to the ANTLR path, which lexes and parses with the
+// ANTLR Go target generated from the same grammar/Tlop.g4 as the Python parser (grammar/_antlr_go,
+// by grammar/generate.sh), in ANTLR's SLL mode first and in full LL mode when SLL reports an error
+// (an SLL parse without errors is the LL parse), and walks the tree (encode.go).  Whenever the
+// fast path answers, the ANTLR path answers the same bytes (tlop_parse_mode runs either alone,
+// for the tests that check it).
 //
 // What it does not do: report errors.  On a syntax error, or anything the Python builder would
 // report, the answer is a fallback code and tlop parses the source with the Python ANTLR parser,
@@ -195,14 +199,46 @@ func declStart(t antlr.Token) bool {
 	return false
 }
 
+// parse modes of tlop_parse_mode
+const (
+	modeAuto  = 0 // the fast path (fastparse.go), the ANTLR path when it delegates: tlop_parse
+	modeFast  = 1 // the fast path alone: fbDelegate when it delegates
+	modeANTLR = 2 // the ANTLR path alone
+)
+
+// fbDelegate: the answer of modeFast when the fast path leaves the source to the ANTLR path
+const fbDelegate = 6
+
+func parseMode(text string, maxChain, maxDepth, maxEstimate, mode int) (byte, []byte) {
+	if mode != modeANTLR {
+		if body, ok := fastParse(text, maxChain, maxDepth, maxEstimate); ok {
+			return 0, body
+		}
+		if mode == modeFast {
+			return fbDelegate, nil
+		}
+	}
+	return parse(text, maxChain, maxDepth, maxEstimate)
+}
+
 // tlop_parse parses n bytes of UTF-8 at src; the answer (malloc'd, freed by tlop_free) is a
 // code byte — 0 then a pickled tlop.frontend.ast.Module, else a fallback code — and its
-// length is stored at *outLen.
+// length is stored at *outLen.  The fast path answers first; whatever it is not sure of, the
+// ANTLR path answers (the same bytes whenever both answer).
 //
 //export tlop_parse
 func tlop_parse(src *C.char, n C.longlong, maxChain, maxDepth, maxEstimate C.int, outLen *C.longlong) *C.char {
+	return tlop_parse_mode(src, n, maxChain, maxDepth, maxEstimate, modeAuto, outLen)
+}
+
+// tlop_parse_mode: tlop_parse by one path (mode: 0 both, 1 the fast path alone — code 6 when it
+// delegates —, 2 the ANTLR path alone), for the tests that compare the two.
+//
+//export tlop_parse_mode
+func tlop_parse_mode(src *C.char, n C.longlong, maxChain, maxDepth, maxEstimate, mode C.int,
+	outLen *C.longlong) *C.char {
 	text := C.GoStringN(src, C.int(n))
-	code, body := parse(text, int(maxChain), int(maxDepth), int(maxEstimate))
+	code, body := parseMode(text, int(maxChain), int(maxDepth), int(maxEstimate), int(mode))
 	out, size := answer(code, body)
 	*outLen = size
 	return out

@@ -5,9 +5,11 @@ package main
 // field dict, which CPython's C unpickler applies to the instance's __dict__ directly.
 //
 // Classes are written as STACK_GLOBAL of a short module tag ("A": tlop.frontend.ast, "D":
-// tlop.runtime.diagnostics) and a class name; tlop.frontend.native's Unpickler maps the tag and
-// refuses anything else.  The Source every Span points to is persistent id "source".  Strings
-// (field names, identifiers, operators) are memoised: each distinct string is one Python object.
+// tlop.runtime.diagnostics) and a class name; tlop.frontend.native's readers map the tag and
+// refuse anything else.  A Span is REDUCE of the global "D.span" with its four numbers (first
+// line and column, last line and column): the readers make it a Span of the Source being
+// parsed, which the pickle does not name.  Strings (field names, identifiers, operators) are
+// memoised: each distinct string is one Python object.
 
 import (
 	"encoding/binary"
@@ -36,7 +38,7 @@ const (
 	opStackGlobal = 0x93
 	opNewObj      = 0x81
 	opBuild       = 'b'
-	opBinPersID   = 'Q'
+	opReduce      = 'R'
 	opPop         = '0'
 	opProto       = 0x80
 )
@@ -45,18 +47,12 @@ type pickler struct {
 	b       []byte
 	memo    int
 	strs    map[string]int
-	classes map[string]int
-	source  int
+	classes map[[2]string]int
 }
 
 func newPickler(sizeHint int) *pickler {
-	p := &pickler{b: make([]byte, 0, sizeHint), strs: map[string]int{}, classes: map[string]int{}}
+	p := &pickler{b: make([]byte, 0, sizeHint), strs: map[string]int{}, classes: map[[2]string]int{}}
 	p.b = append(p.b, opProto, 4)
-	// the Source of every span: persistent id "source", memoised
-	p.rawStr("source")
-	p.b = append(p.b, opBinPersID)
-	p.source = p.memoize()
-	p.b = append(p.b, opPop)
 	return p
 }
 
@@ -131,7 +127,7 @@ func (p *pickler) emptyTuple() { p.b = append(p.b, opEmptyTuple) }
 
 // class pushes a class (tag "A" or "D" and its name), memoised.
 func (p *pickler) class(tag, name string) {
-	key := tag + "." + name
+	key := [2]string{tag, name}
 	if i, ok := p.classes[key]; ok {
 		p.get(i)
 		return
@@ -155,18 +151,13 @@ func (p *pickler) end() { p.b = append(p.b, opSetItems, opBuild) }
 
 func (p *pickler) stop() { p.b = append(p.b, opStop) }
 
-// span writes a Span (the region of a source, 1-based, end column inclusive).
+// span writes a Span (the region of a source, 1-based, end column inclusive): D.span(l, c, el, ec).
 func (p *pickler) span(s span) {
-	p.begin("D", "Span")
-	p.key("source")
-	p.get(p.source)
-	p.key("line")
+	p.class("D", "span")
+	p.mark()
 	p.int(s.l)
-	p.key("col")
 	p.int(s.c)
-	p.key("end_line")
 	p.int(s.el)
-	p.key("end_col")
 	p.int(s.ec)
-	p.end()
+	p.b = append(p.b, opTuple, opReduce)
 }

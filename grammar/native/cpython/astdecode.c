@@ -4,7 +4,8 @@
  * bytes object `data`, the subset of pickle protocol 4 that grammar/native/pickle.go writes
  * (PROTO, MARK, STOP, NONE, TRUE, FALSE, BININT, BININT1, BININT2, BINFLOAT, SHORT_BINUNICODE,
  * BINUNICODE, EMPTY_TUPLE, TUPLE, EMPTY_DICT, SETITEMS, MEMOIZE, BINGET, LONG_BINGET,
- * STACK_GLOBAL, NEWOBJ, BUILD, BINPERSID, POP) and returns the object it describes — the same
+ * STACK_GLOBAL, NEWOBJ, BUILD, BINPERSID, POP, and REDUCE of the global D.span with four ints,
+ * which is a Span of `source`) and returns the object it describes — the same
  * object, field for field and in the same field order, as Python's C unpickler with
  * tlop.frontend.native's restricted Unpickler, which stays the reference reader.  It is faster
  * because an instance's fields are set on the instance itself (object.__setattr__, as a frozen
@@ -98,8 +99,8 @@ static PyObject *bad(const char *what, Py_ssize_t at)
 /* the decoder proper; on error returns NULL with an exception set (stack and memo are freed by
  * the caller) */
 static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyObject *classes,
-                     PyObject *allowed, PyObject *source, PyObject *direct_state, objvec *stack, objvec *memo,
-                     markvec *marks)
+                     PyObject *allowed, PyObject *source, PyObject *direct_state, PyObject *span_type,
+                     PyObject **span_names, PyObject *empty, objvec *stack, objvec *memo, markvec *marks)
 {
     /* direct_state: a plain object() of this call standing where a state dict would be when the
      * fields go straight to the instance (see '}'); it never leaves the stack (MEMOIZE, TUPLE,
@@ -389,6 +390,34 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
                 return bad("POP on an empty stack", at);
             Py_DECREF(stack->items[--stack->len]);
             break;
+        case 'R': { /* REDUCE: only D.span(line, col, end_line, end_col), a Span of `source` */
+            if (stack->len - FLOOR < 2)
+                return bad("REDUCE needs a callable and arguments", at);
+            PyObject *args = stack->items[stack->len - 1], *fn = stack->items[stack->len - 2];
+            if (span_type == NULL || fn != span_type || !PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != 4)
+                return bad("REDUCE of something other than D.span with four numbers", at);
+            for (int i = 0; i < 4; i++)
+                if (!PyLong_CheckExact(PyTuple_GET_ITEM(args, i)))
+                    return bad("REDUCE of something other than D.span with four numbers", at);
+            PyTypeObject *type = (PyTypeObject *)span_type;
+            PyObject *inst = type->tp_new(type, empty, NULL);
+            if (inst == NULL)
+                return NULL;
+            if (PyObject_GenericSetAttr(inst, span_names[0], source) < 0) {
+                Py_DECREF(inst);
+                return NULL;
+            }
+            for (int i = 0; i < 4; i++)
+                if (PyObject_GenericSetAttr(inst, span_names[i + 1], PyTuple_GET_ITEM(args, i)) < 0) {
+                    Py_DECREF(inst);
+                    return NULL;
+                }
+            Py_DECREF(args);
+            Py_DECREF(fn);
+            stack->len -= 2;
+            PUSH(inst);
+            break;
+        }
         default:
             return bad("unexpected opcode", at);
         }
@@ -422,10 +451,28 @@ PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ss
         Py_DECREF(allowed);
         return NULL;
     }
-    Py_INCREF(data); /* the buffer stays alive while it is read */
-    PyObject *out = run((const unsigned char *)PyBytes_AS_STRING(data), n, offset, classes, allowed, source,
-                        direct_state, &stack, &memo, &marks);
-    Py_DECREF(data);
+    /* D.span: the class classes names for it (Span), its fields in the dataclass's order */
+    PyObject *span_key = Py_BuildValue("(ss)", "D", "span");
+    PyObject *span_type = span_key ? PyDict_GetItemWithError(classes, span_key) : NULL; /* borrowed */
+    Py_XDECREF(span_key);
+    if (span_type != NULL && !PyType_Check(span_type))
+        span_type = NULL;
+    static const char *field_names[5] = {"source", "line", "col", "end_line", "end_col"};
+    PyObject *span_names[5] = {NULL};
+    PyObject *empty = PyTuple_New(0);
+    int ok = empty != NULL && !PyErr_Occurred();
+    for (int i = 0; ok && i < 5; i++)
+        ok = (span_names[i] = PyUnicode_InternFromString(field_names[i])) != NULL;
+    PyObject *out = NULL;
+    if (ok) {
+        Py_INCREF(data); /* the buffer stays alive while it is read */
+        out = run((const unsigned char *)PyBytes_AS_STRING(data), n, offset, classes, allowed, source, direct_state,
+                  span_type, span_names, empty, &stack, &memo, &marks);
+        Py_DECREF(data);
+    }
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(span_names[i]);
+    Py_XDECREF(empty);
     Py_DECREF(direct_state);
     vec_clear(&stack);
     vec_clear(&memo);
