@@ -297,7 +297,7 @@ class Module:
         self.program: ir.Program = elaborated.program if elaborated is not None else program
         self._root_algorithms = (tuple(elaborated.root_algorithms) if elaborated is not None
                                  else tuple(root_algorithms or ()))
-        self._handles = {n: AlgorithmHandle(self, a) for n, a in self.program.algorithms.items()}
+        self._handles: dict = {}  # made on first use, then the same object (a file may declare 10⁵)
 
     @property
     def native_tier(self):
@@ -323,27 +323,30 @@ class Module:
     @property
     def algorithms(self) -> list[str]:
         """Names of the algorithms this file itself declares (then those of its imports)."""
-        return list(self._handles)
+        return list(self.program.algorithms)
 
     @property
     def own_algorithms(self) -> list[str]:
         return list(self._root_algorithms)
 
     def __getitem__(self, name: str) -> AlgorithmHandle:
-        try:
-            return self._handles[name]
-        except KeyError:
-            known = ", ".join(self._handles) or "(none)"
-            raise TlopError(f"no algorithm '{name}' in {self.path.name}; algorithms: {known}") from None
+        handle = self._handles.get(name)
+        if handle is None:
+            alg = self.program.algorithms.get(name) if isinstance(name, str) else None
+            if alg is None:
+                known = ", ".join(self.program.algorithms) or "(none)"
+                raise TlopError(f"no algorithm '{name}' in {self.path.name}; algorithms: {known}")
+            handle = self._handles[name] = AlgorithmHandle(self, alg)
+        return handle
 
     def __contains__(self, name: str) -> bool:
-        return name in self._handles
+        return name in self.program.algorithms
 
     def __iter__(self):
-        return iter(self._handles.values())
+        return (self[name] for name in self.program.algorithms)
 
     def __repr__(self) -> str:
-        return f"<tlop module {self.path} with {len(self._handles)} algorithms>"
+        return f"<tlop module {self.path} with {len(self.program.algorithms)} algorithms>"
 
 
 def load(name_or_path: str | Path) -> Module:

@@ -158,3 +158,38 @@ def test_damaged_answers_are_refused_or_read_as_the_unpickler_reads_them():
     assert proc.returncode == 0, proc.stderr[-3000:]  # a crash is a negative return code
     same, refused = map(int, proc.stdout.split())
     assert same >= 20 and refused > 500  # both outcomes are exercised
+
+
+def test_parse_reads_the_answer_in_place_and_falls_back_to_the_unpickler(monkeypatch):
+    """native.parse hands the library's memory to the decoder (no copy); when the decoder
+    refuses, the answer is copied and unpickled: the same module either way."""
+    source = Source("t.tlop", "def f(x: int) = x + 1\nalgorithm a(P: int) = f(P) * 1s\n")
+    want = native.decode(native.native_answer(source), source, "pickle")
+    seen = []
+    fn, classes = native._decoder()
+
+    def spy(data, *rest):
+        seen.append(type(data).__name__)
+        return fn(data, *rest)
+
+    monkeypatch.setitem(native._state, "decoder", (spy, classes))
+    assert _fields(native.parse(source)) == _fields(want)
+    assert seen and "bytes" not in seen  # a view of the library's memory, not a copy
+
+    def refuse(*_):
+        raise ValueError("refused")
+
+    monkeypatch.setitem(native._state, "decoder", (refuse, classes))
+    assert _fields(native.parse(source)) == _fields(want)
+
+
+def test_an_answer_of_many_pieces_is_the_antlr_paths_answer():
+    """The fast path writes its answer in pieces of 4 MB (a file of 10⁵ declarations answers
+    74 MB); put together, they are the ANTLR path's bytes."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_frontend_scale import source as many
+
+    src = Source("many.tlop", many(14000))
+    fast = native.native_answer(src, "fast")
+    assert fast is not None and len(fast) > 2 * (4 << 20)
+    assert fast == native.native_answer(src, "antlr")

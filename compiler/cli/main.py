@@ -35,8 +35,11 @@ __all__ = ["main"]
 
 def _load(name):
     from tlop.api import load
+    from tlop.frontend.limits import keep_alive
 
-    return load(name)
+    module = load(name)
+    keep_alive(module)  # freed by the process's exit, not object by object when the command returns
+    return module
 
 
 def _profile(args):

@@ -187,8 +187,9 @@ def put(path: Path, modules: list, elaborated) -> bool:
         entry.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hmac.new(secret, payload, hashlib.sha256).digest() + payload)
+            with os.fdopen(fd, "wb") as f:  # two writes: no copy of a payload of tens of MB
+                f.write(_MAGIC + hmac.new(secret, payload, hashlib.sha256).digest())
+                f.write(payload)
             os.replace(tmp, entry)
             tmp = None
         finally:

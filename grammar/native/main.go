@@ -82,12 +82,19 @@ func nestingEstimate(tokens []antlr.Token) int {
 	return worst
 }
 
-func answer(code byte, body []byte) (*C.char, C.longlong) {
-	n := len(body) + 1
+// answer: the code byte and the pieces of the body, one after the other, in C memory
+func answer(code byte, body [][]byte) (*C.char, C.longlong) {
+	n := 1
+	for _, b := range body {
+		n += len(b)
+	}
 	out := C.malloc(C.size_t(n))
 	buf := unsafe.Slice((*byte)(out), n)
 	buf[0] = code
-	copy(buf[1:], body)
+	at := 1
+	for _, b := range body {
+		at += copy(buf[at:], b)
+	}
 	return (*C.char)(out), C.longlong(n)
 }
 
@@ -209,7 +216,7 @@ const (
 // fbDelegate: the answer of modeFast when the fast path leaves the source to the ANTLR path
 const fbDelegate = 6
 
-func parseMode(text string, maxChain, maxDepth, maxEstimate, mode int) (byte, []byte) {
+func parseMode(text string, maxChain, maxDepth, maxEstimate, mode int) (byte, [][]byte) {
 	if mode != modeANTLR {
 		if body, ok := fastParse(text, maxChain, maxDepth, maxEstimate); ok {
 			return 0, body
@@ -218,7 +225,8 @@ func parseMode(text string, maxChain, maxDepth, maxEstimate, mode int) (byte, []
 			return fbDelegate, nil
 		}
 	}
-	return parse(text, maxChain, maxDepth, maxEstimate)
+	code, body := parse(text, maxChain, maxDepth, maxEstimate)
+	return code, [][]byte{body}
 }
 
 // tlop_parse parses n bytes of UTF-8 at src; the answer (malloc'd, freed by tlop_free) is a

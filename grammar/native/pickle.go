@@ -47,11 +47,12 @@ type pickler struct {
 	b       []byte
 	memo    int
 	strs    map[string]int
-	classes map[[2]string]int
+	classes map[string]int // tag + name -> memo index (names are unique across tags)
+	spanFn  int            // memo index of D.span, once written (0: not yet; stored + 1)
 }
 
 func newPickler(sizeHint int) *pickler {
-	p := &pickler{b: make([]byte, 0, sizeHint), strs: map[string]int{}, classes: map[[2]string]int{}}
+	p := &pickler{b: make([]byte, 0, sizeHint), strs: map[string]int{}, classes: map[string]int{}}
 	p.b = append(p.b, opProto, 4)
 	return p
 }
@@ -127,7 +128,7 @@ func (p *pickler) emptyTuple() { p.b = append(p.b, opEmptyTuple) }
 
 // class pushes a class (tag "A" or "D" and its name), memoised.
 func (p *pickler) class(tag, name string) {
-	key := [2]string{tag, name}
+	key := name // the AST's class names and D's (Span, span) do not collide
 	if i, ok := p.classes[key]; ok {
 		p.get(i)
 		return
@@ -153,7 +154,12 @@ func (p *pickler) stop() { p.b = append(p.b, opStop) }
 
 // span writes a Span (the region of a source, 1-based, end column inclusive): D.span(l, c, el, ec).
 func (p *pickler) span(s span) {
-	p.class("D", "span")
+	if p.spanFn > 0 { // the most frequent global: no map lookup
+		p.get(p.spanFn - 1)
+	} else {
+		p.class("D", "span")
+		p.spanFn = p.classes["span"] + 1
+	}
 	p.mark()
 	p.int(s.l)
 	p.int(s.c)

@@ -1,7 +1,7 @@
 /* The native parser's AST decoder: the pickle grammar/native writes, read straight into objects.
  *
- * What it does: tlop_decode(data, classes, source, offset) reads, from byte `offset` of the
- * bytes object `data`, the subset of pickle protocol 4 that grammar/native/pickle.go writes
+ * What it does: tlop_decode(data, classes, source, offset) reads, from byte `offset` of `data`
+ * (bytes, or any object with a buffer: the library's answer where it lies), the subset of pickle protocol 4 that grammar/native/pickle.go writes
  * (PROTO, MARK, STOP, NONE, TRUE, FALSE, BININT, BININT1, BININT2, BINFLOAT, SHORT_BINUNICODE,
  * BINUNICODE, EMPTY_TUPLE, TUPLE, EMPTY_DICT, SETITEMS, MEMOIZE, BINGET, LONG_BINGET,
  * STACK_GLOBAL, NEWOBJ, BUILD, BINPERSID, POP, and REDUCE of the global D.span with four ints,
@@ -90,6 +90,24 @@ static int field_name(PyObject *k)
     return PyUnicode_CheckExact(k) && PyUnicode_GET_LENGTH(k) > 0 && PyUnicode_READ_CHAR(k, 0) != '_';
 }
 
+/* an int object of value v (a new reference): the last one made again when it has the same
+ * value — a span's first and last line are mostly one line, and a declaration's spans too, so
+ * line numbers above 255 (not cached by CPython) are mostly one object, not one per use */
+static PyObject *cached_int(PyObject **last, long v)
+{
+    if (*last != NULL && PyLong_AsLong(*last) == v) {
+        Py_INCREF(*last);
+        return *last;
+    }
+    PyObject *o = PyLong_FromLong(v);
+    if (o != NULL) {
+        Py_XDECREF(*last);
+        Py_INCREF(o);
+        *last = o;
+    }
+    return o;
+}
+
 static PyObject *bad(const char *what, Py_ssize_t at)
 {
     PyErr_Format(PyExc_ValueError, "native AST decoder: %s at byte %zd", what, at);
@@ -100,7 +118,8 @@ static PyObject *bad(const char *what, Py_ssize_t at)
  * the caller) */
 static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyObject *classes,
                      PyObject *allowed, PyObject *source, PyObject *direct_state, PyObject *span_type,
-                     PyObject **span_names, PyObject *empty, objvec *stack, objvec *memo, markvec *marks)
+                     PyObject **span_names, PyObject *empty, PyObject **last_int, objvec *stack, objvec *memo,
+                     markvec *marks)
 {
     /* direct_state: a plain object() of this call standing where a state dict would be when the
      * fields go straight to the instance (see '}'); it never leaves the stack (MEMOIZE, TUPLE,
@@ -154,7 +173,7 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
             uint32_t u = (uint32_t)buf[pos] | (uint32_t)buf[pos + 1] << 8 | (uint32_t)buf[pos + 2] << 16 |
                          (uint32_t)buf[pos + 3] << 24;
             pos += 4;
-            PUSH(PyLong_FromLong((long)(int32_t)u));
+            PUSH(cached_int(last_int, (long)(int32_t)u));
             break;
         }
         case 'K': /* BININT1 */
@@ -164,7 +183,7 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
             break;
         case 'M': /* BININT2 */
             NEED(2);
-            PUSH(PyLong_FromLong((long)buf[pos] | (long)buf[pos + 1] << 8));
+            PUSH(cached_int(last_int, (long)buf[pos] | (long)buf[pos + 1] << 8));
             pos += 2;
             break;
         case 'G': /* BINFLOAT: 8 bytes, big-endian IEEE double */
@@ -432,23 +451,29 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
  * exception set.  `classes`: dict (tag, name) -> type; `source`: the persistent id "source". */
 PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ssize_t offset)
 {
-    if (!PyBytes_Check(data) || !PyDict_Check(classes))
+    if (!PyDict_Check(classes))
         return bad("bad arguments", 0);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    if (offset < 0 || offset > n)
+    Py_buffer view; /* bytes, or the library's answer in place (a ctypes array): no copy */
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t n = view.len;
+    if (offset < 0 || offset > n) {
+        PyBuffer_Release(&view);
         return bad("offset outside the answer", offset);
+    }
     PyObject *values = PyDict_Values(classes);
-    if (values == NULL)
+    PyObject *allowed = values ? PySet_New(values) : NULL;
+    Py_XDECREF(values);
+    if (allowed == NULL) {
+        PyBuffer_Release(&view);
         return NULL;
-    PyObject *allowed = PySet_New(values);
-    Py_DECREF(values);
-    if (allowed == NULL)
-        return NULL;
+    }
     objvec stack = {0}, memo = {0};
     markvec marks = {0};
     PyObject *direct_state = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     if (direct_state == NULL) {
         Py_DECREF(allowed);
+        PyBuffer_Release(&view);
         return NULL;
     }
     /* D.span: the class classes names for it (Span), its fields in the dataclass's order */
@@ -465,10 +490,10 @@ PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ss
         ok = (span_names[i] = PyUnicode_InternFromString(field_names[i])) != NULL;
     PyObject *out = NULL;
     if (ok) {
-        Py_INCREF(data); /* the buffer stays alive while it is read */
-        out = run((const unsigned char *)PyBytes_AS_STRING(data), n, offset, classes, allowed, source, direct_state,
-                  span_type, span_names, empty, &stack, &memo, &marks);
-        Py_DECREF(data);
+        PyObject *last_int = NULL; /* see cached_int */
+        out = run((const unsigned char *)view.buf, n, offset, classes, allowed, source, direct_state, span_type,
+                  span_names, empty, &last_int, &stack, &memo, &marks);
+        Py_XDECREF(last_int);
     }
     for (int i = 0; i < 5; i++)
         Py_XDECREF(span_names[i]);
@@ -478,5 +503,6 @@ PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ss
     vec_clear(&memo);
     PyMem_Free(marks.items);
     Py_DECREF(allowed);
+    PyBuffer_Release(&view);
     return out;
 }

@@ -28,7 +28,8 @@
 #define MAX_DEPTH 8000 /* about three C frames a level: well inside a thread's stack */
 
 typedef struct {
-    char *b;
+    PyObject *out;     /* the bytes object written into, resized as it grows and at the end */
+    char *b;           /* its buffer */
     Py_ssize_t len, cap;
     void **keys;       /* the memo: open addressing on the object's address */
     Py_ssize_t *vals;  /* its memo index */
@@ -48,12 +49,13 @@ static int grow(enc *e, Py_ssize_t k)
     Py_ssize_t cap = e->cap ? e->cap : 1 << 16;
     while (cap < e->len + k)
         cap *= 2;
-    char *b = PyMem_Realloc(e->b, (size_t)cap);
-    if (b == NULL) {
-        PyErr_NoMemory();
+    if (e->out == NULL)
+        e->out = PyBytes_FromStringAndSize(NULL, cap);
+    else if (_PyBytes_Resize(&e->out, cap) < 0) /* realloc: large buffers move without a copy */
+        e->out = NULL;
+    if (e->out == NULL)
         return -1;
-    }
-    e->b = b;
+    e->b = PyBytes_AS_STRING(e->out);
     e->cap = cap;
     return 0;
 }
@@ -477,10 +479,12 @@ PyObject *tlop_encode(PyObject *obj, PyObject *classes, PyObject *reduce, PyObje
         PyErr_NoMemory();
     else if (e.keep != NULL) {
         unsigned char head[2] = {0x80, 4};
-        if (put(&e, head, 2) == 0 && save(&e, obj) == 0 && op(&e, '.') == 0)
-            out = PyBytes_FromStringAndSize(e.b, e.len);
+        if (put(&e, head, 2) == 0 && save(&e, obj) == 0 && op(&e, '.') == 0 && _PyBytes_Resize(&e.out, e.len) == 0) {
+            out = e.out;
+            e.out = NULL;
+        }
     }
-    PyMem_Free(e.b);
+    Py_XDECREF(e.out);
     PyMem_Free(e.keys);
     PyMem_Free(e.vals);
     Py_XDECREF(e.keep);
