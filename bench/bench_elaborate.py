@@ -12,7 +12,8 @@ parser), with the cyclic garbage collector paused as ``tlop check`` does; then `
 this script runs there in a child process; the two measurements alternate ``--rounds`` times, so
 a change in the machine's load hits both.  Printed: each side's best µs per declaration and the
 ratio baseline / this tree (> 1: this tree is faster).  A revision whose grammar differs needs its
-own native parser; without one its child parses with the Python parser (slow at 10⁵).
+own native parser: it is built in the export when Go is installed (the Go build cache makes
+that quick); without Go its child parses with the Python parser (slow at 10⁵).
 
 Run: ``python bench/bench_elaborate.py [--n 30000] [--against main]`` (about a minute).
 """
@@ -76,10 +77,15 @@ def export(rev: str, into: Path) -> Path:
     (into / "pkg").mkdir()
     pkg.rename(into / "pkg" / "tlop")
     (into / "pkg" / "grammar").symlink_to(src / "grammar")  # native.py looks for ../../grammar
+    # its own native parser when its grammar differs (needs Go; without it the revision parses
+    # with the Python parser: slower, and the AST it elaborates is laid out differently in memory)
+    env = dict(os.environ, PYTHONPATH=str(into / "pkg"))
+    subprocess.run([sys.executable, "-m", "tlop.frontend.native"], env=env, cwd=tempfile.gettempdir(),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return into / "pkg"
 
 
-def child(pythonpath: Path | None, n: int, repeat: int) -> float:
+def child(pythonpath: Path | None, n: int, repeat: int) -> tuple:
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)  # ahead of the editable install's finder
@@ -88,7 +94,7 @@ def child(pythonpath: Path | None, n: int, repeat: int) -> float:
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     if pythonpath is not None and not answer["tlop"].startswith(str(pythonpath)):
         sys.exit(f"the baseline child imported {answer['tlop']}, not the exported revision")
-    return answer["seconds"]
+    return answer["seconds"], answer["parser"]
 
 
 def main() -> int:
@@ -102,21 +108,26 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:
         import tlop
+        from tlop.frontend import native
 
-        print(json.dumps({"seconds": measure(args.n, args.repeat), "tlop": tlop.__file__}))
+        seconds = measure(args.n, args.repeat)
+        print(json.dumps({"seconds": seconds, "tlop": tlop.__file__,
+                          "parser": "native" if native.available() else "python"}))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         base_path = export(args.against, Path(tmp)) if args.against else None
-        here, base = [], []
+        here, base, parsers = [], [], {}
         for _ in range(args.rounds):
-            here.append(child(None, args.n, args.repeat))
+            seconds, parsers["here"] = child(None, args.n, args.repeat)
+            here.append(seconds)
             if base_path is not None:
-                base.append(child(base_path, args.n, args.repeat))
+                seconds, parsers["base"] = child(base_path, args.n, args.repeat)
+                base.append(seconds)
     per = lambda s: min(s) / args.n * 1e6  # noqa: E731
     print(f"elaborate {args.n:,} declarations (best of {args.rounds} x {args.repeat}, CPU):")
-    print(f"  this tree        {per(here):8.1f} µs/decl  ({min(here):.2f} s)")
+    print(f"  this tree        {per(here):8.1f} µs/decl  ({min(here):.2f} s; {parsers['here']} parser)")
     if base:
-        print(f"  {args.against:<16} {per(base):8.1f} µs/decl  ({min(base):.2f} s)")
+        print(f"  {args.against:<16} {per(base):8.1f} µs/decl  ({min(base):.2f} s; {parsers['base']} parser)")
         print(f"  {args.against} / this tree = {min(base) / min(here):.2f} ×")
     return 0
 
