@@ -71,6 +71,7 @@ def phases(n: int, python_max: float) -> None:
     """Print the CPU seconds of each phase of checking a file of ``n`` declarations."""
     import tlop
     import tlop.frontend.parse as parse_mod
+    from tlop.frontend import reference_parser
     from tlop.frontend import native
     from tlop.frontend.limits import gc_paused
     from tlop.runtime.diagnostics import DiagnosticSink, Source
@@ -109,7 +110,7 @@ def phases(n: int, python_max: float) -> None:
             tree = TlopParser(stream).program()
             out["python: parse (ANTLR, LL)"] = cpu() - t
             t = cpu()
-            module = parse_mod._Builder(src, DiagnosticSink()).visit(tree)
+            module = reference_parser._Builder(src, DiagnosticSink()).visit(tree)
             out["python: build the AST"] = cpu() - t
             del tree, stream
     real = parse_mod.parse_source

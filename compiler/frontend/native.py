@@ -2,9 +2,9 @@
 
 What it does: builds (on request) and loads ``grammar/native`` — a C shared library made by
 ``go build -buildmode=c-shared`` — and turns a source into the same :mod:`tlop.frontend.ast`
-module :mod:`tlop.frontend.parse` builds.  The library answers with a pickle of the AST that
-only names the AST's classes and :class:`~tlop.runtime.diagnostics.Span` (the unpickler refuses
-anything else); before first use the field order it writes is compared with the dataclasses'.
+module the reference parser (:mod:`tlop.frontend.reference_parser`) builds.  The library
+answers with a pickle of the AST that only names the AST's classes and
+:class:`~tlop.runtime.diagnostics.Span` (its readers refuse anything else); before first use the field order it writes is compared with the dataclasses'.
 It has two paths to that answer:
 
 * the **fast path** (``fastlex.go``, ``fastparse.go``): a hand-written lexer and
