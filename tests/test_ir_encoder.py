@@ -8,6 +8,7 @@ than it goes) is refused, and the cache's writer then uses pickle.dumps."""
 from __future__ import annotations
 
 import collections
+import copyreg
 import dataclasses
 import math
 import pickle
@@ -55,7 +56,10 @@ def graph(obj) -> tuple:
             return ("dict",) + tuple((walk(k), walk(v)) for k, v in o.items())
         if isinstance(o, Fraction):
             return ("Fraction", o.numerator, o.denominator)
-        return (type(o).__qualname__,) + tuple((k, walk(v)) for k, v in vars(o).items())
+        if hasattr(o, "__dict__"):
+            return (type(o).__qualname__,) + tuple((k, walk(v)) for k, v in vars(o).items())
+        slots = copyreg._slotnames(type(o))  # a class with slots (Span)
+        return (type(o).__qualname__,) + tuple((k, walk(getattr(o, k))) for k in slots if hasattr(o, k))
 
     with deep():
         return walk(obj)

@@ -7,6 +7,7 @@ test, not a dead test run), never an object of a class outside the AST."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import subprocess
@@ -57,7 +58,8 @@ def test_same_ast_as_the_unpickler():
         with deep():
             assert _fields(got) == _fields(want), source.name
         assert got == want
-        spans = [v for n in _nodes(got) for v in vars(n).values() if isinstance(v, Span)]
+        spans = [getattr(n, f.name) for n in _nodes(got) for f in dataclasses.fields(n)
+                 if isinstance(getattr(n, f.name, None), Span)]
         assert spans and all(s.source is source for s in spans)
     assert answered > 40
 
@@ -102,7 +104,7 @@ def test_it_refuses_what_is_not_an_answer():
 
 
 _DAMAGE = r'''
-import pickle, random, sys
+import copyreg, pickle, random, sys
 from tlop.frontend import native
 from tlop.frontend.loader import resolve_path
 from tlop.runtime.diagnostics import Source
@@ -113,6 +115,9 @@ def shape(o):  # everything of a decoded object, damaged ones too (a Span may la
         return ("source", id(o))
     if hasattr(o, "__dict__"):
         return (type(o).__name__,) + tuple((k, shape(v)) for k, v in vars(o).items())
+    slots = copyreg._slotnames(type(o))  # AST nodes and spans: the slots that are set
+    if slots:
+        return (type(o).__name__,) + tuple((k, shape(getattr(o, k))) for k in slots if hasattr(o, k))
     return (type(o).__name__, repr(o))
 fn, classes = native._decoder()
 rng = random.Random(int(sys.argv[1]))

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -45,12 +47,12 @@ def library():
 
 
 def _fields(node):
-    """Everything of an AST, spans (as tuples) and the instance dict's key order included."""
+    """Everything of an AST, spans (as tuples) included; a field left unset is missing."""
     if isinstance(node, tuple):
         return tuple(_fields(n) for n in node)
     if isinstance(node, A.Node):
-        d = vars(node)
-        return (type(node).__name__, tuple(d), tuple(_fields(v) for v in d.values()))
+        names = tuple(f.name for f in dataclasses.fields(node) if hasattr(node, f.name))
+        return (type(node).__name__, names, tuple(_fields(getattr(node, n)) for n in names))
     if type(node).__name__ == "Span":
         return ("Span", node.source.name, node.line, node.col, node.end_line, node.end_col)
     return (type(node).__name__, node)

@@ -6,29 +6,46 @@ out of equality so that a printed-and-re-parsed module compares equal to the ori
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 from tlop.runtime.diagnostics import Span
+
+
+def _setstate(self, state) -> None:
+    """Fields from a pickle: a dict of fields (the native parser's answer, which the
+    restricted reader in :mod:`tlop.frontend.native` reads) or the list of field values that
+    a slotted dataclass's own ``__getstate__`` gives (``copy``, ``pickle``)."""
+    items = state.items() if isinstance(state, dict) else zip((f.name for f in fields(self)), state)
+    for name, value in items:
+        object.__setattr__(self, name, value)
+
+
+def _node(cls):
+    """A frozen dataclass with ``__slots__``: no ``__dict__`` per node (a file of 10⁵
+    declarations has about four million nodes and spans), fields read and set through slots."""
+    cls = dataclass(frozen=True, slots=True)(cls)
+    cls.__setstate__ = _setstate
+    return cls
 
 
 def _span():
     return field(default=None, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True)
+@_node
 class Node:
     """Base of every AST node."""
 
 
 # ----------------------------------------------------------------------------- expressions
 
-@dataclass(frozen=True)
+@_node
 class Expr(Node):
     """Base of expressions."""
 
 
-@dataclass(frozen=True)
+@_node
 class Number(Expr):
     """``42``, ``1.5``, ``64KiB``, ``1e6B``, ``2us``: a value with an optional unit suffix."""
     value: float
@@ -36,14 +53,14 @@ class Number(Expr):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Name(Expr):
     """``P``, ``shm``: a parameter, let-name, index, channel, or zero-argument reference."""
     id: str
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Indexed(Expr):
     """``alpha[c]``: a channel-indexed scalar parameter."""
     id: str
@@ -51,7 +68,7 @@ class Indexed(Expr):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ConfigAccess(Expr):
     """``partition.x[p]`` (a value per process) or ``partition.N`` (one value): a field of a
     ``config`` declaration."""
@@ -61,7 +78,7 @@ class ConfigAccess(Expr):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Arg(Node):
     """``e`` or ``name = e`` in a call."""
     name: Optional[str]
@@ -69,7 +86,7 @@ class Arg(Node):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Call(Expr):
     """``f(a, b)``, ``T[c](m)``, ``L[shm](m, 1)``, ``binomial_bcast(P, m, c = net)``."""
     callee: str
@@ -79,7 +96,7 @@ class Call(Expr):
     callee_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Unary(Expr):
     """``-e`` or ``not e``."""
     op: str
@@ -87,7 +104,7 @@ class Unary(Expr):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Binary(Expr):
     """``a op b`` with op one of ``+ - * / % ^ || < <= > >= == != and or``."""
     op: str
@@ -97,7 +114,7 @@ class Binary(Expr):
     op_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class LetIn(Expr):
     """``let x = e in body``."""
     name: str
@@ -107,7 +124,7 @@ class LetIn(Expr):
     name_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class IfThen(Expr):
     """``if test then a else b``."""
     test: Expr
@@ -116,7 +133,7 @@ class IfThen(Expr):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Reduction(Expr):
     """``sum i in lo .. hi: body`` (also ``max``/``min``); bounds are inclusive."""
     kind: str
@@ -130,14 +147,14 @@ class Reduction(Expr):
 
 # ----------------------------------------------------------------------------- schedules
 
-@dataclass(frozen=True)
+@_node
 class Stage(Expr):
     """``stage { item … }``: one concurrent set of sequences (a time)."""
     items: tuple
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Stages(Expr):
     """``stages k in lo .. hi { item … }``: the sum over ``k`` of ``stage { item … }``."""
     var: str
@@ -148,12 +165,12 @@ class Stages(Expr):
     var_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Item(Node):
     """Base of the items of a stage."""
 
 
-@dataclass(frozen=True)
+@_node
 class LoopItem(Item):
     """``par p in lo .. hi where cond: item`` (``kind`` ``par``) or ``seq q in …`` (``seq``);
     ``where`` is None when absent."""
@@ -167,7 +184,7 @@ class LoopItem(Item):
     var_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class SendItem(Item):
     """``send src -> dst : size`` or ``send src -> dst : size weight w``."""
     src: Expr
@@ -177,7 +194,7 @@ class SendItem(Item):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ComputeItem(Item):
     """``compute rank : cost`` (``kind`` ``compute``, a time) or ``reduce rank : size``
     (``kind`` ``reduce``: the platform's γ(size))."""
@@ -187,7 +204,7 @@ class ComputeItem(Item):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class BlockItem(Item):
     """``{ item … }``: the items one after another in the current sequence."""
     items: tuple
@@ -196,7 +213,7 @@ class BlockItem(Item):
 
 # ----------------------------------------------------------------------------- declarations
 
-@dataclass(frozen=True)
+@_node
 class TypeRef(Node):
     """``int``, ``real``, ``bytes``, ``time``, ``channel``, ``bool``, ``cost``, or a product or
     quotient of number types such as ``time/bytes``; ``name`` is the spelling without blanks."""
@@ -204,7 +221,7 @@ class TypeRef(Node):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Param(Node):
     """``P: int >= 1 = 2``: name, type, optional constraint (``op bound``), optional default.
     ``per_rank`` names the process count of a per-rank parameter (``counts: bytes[P]``: one
@@ -220,12 +237,12 @@ class Param(Node):
     per_rank_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Decl(Node):
     """Base of declarations; ``docs`` are the ``///`` lines before it, without the slashes."""
 
 
-@dataclass(frozen=True)
+@_node
 class ModelDecl(Decl):
     """``model taulop``."""
     name: str
@@ -233,7 +250,7 @@ class ModelDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ImportDecl(Decl):
     """``import "platform.tlop"``."""
     path: str
@@ -241,7 +258,7 @@ class ImportDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ChannelDecl(Decl):
     """``channel shm``, ``channel shm within node contention node``, ``channel net between nodes
     contention dst_node``: ``placement`` is ``"within"`` (intra-node), ``"between"``
@@ -253,7 +270,7 @@ class ChannelDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class TableDecl(Decl):
     """``table L[c: channel](m: bytes, tau: int) -> time``."""
     name: str
@@ -264,7 +281,7 @@ class TableDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ParamDecl(Decl):
     """``param L: time`` or ``param alpha[c: channel]: time``: a scalar profile parameter."""
     name: str
@@ -274,7 +291,7 @@ class ParamDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class TransmissionDecl(Decl):
     """``transmission T[net](m) via tcp = o[net](m) + 2 * L[shm](m, 1) + L[net](m, 1)``."""
     name: str
@@ -287,7 +304,7 @@ class TransmissionDecl(Decl):
     channel_span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class DefDecl(Decl):
     """``def half(x: bytes) -> bytes = x / 2``."""
     name: str
@@ -298,7 +315,7 @@ class DefDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class AlgorithmDecl(Decl):
     """``algorithm binomial_bcast(P: int >= 1, m: bytes, c: channel = shm) = …``; ``over`` is the
     name of the process mapping of ``… over map: mapping = …`` (``"mapping"`` for ``over
@@ -314,7 +331,7 @@ class AlgorithmDecl(Decl):
     requires: Optional[Expr] = None
 
 
-@dataclass(frozen=True)
+@_node
 class ConfigField(Node):
     """``x: int[P]`` (one value per process) or ``N: int`` in a ``config`` declaration."""
     name: str
@@ -323,7 +340,7 @@ class ConfigField(Node):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class ConfigDecl(Decl):
     """``config partition { N: int, x: int[P], y: int[P], w: int[P], h: int[P] }``: a table of
     the configuration an algorithm is evaluated with (docs/configurations.rst)."""
@@ -333,7 +350,7 @@ class ConfigDecl(Decl):
     span: Optional[Span] = _span()
 
 
-@dataclass(frozen=True)
+@_node
 class Module(Node):
     """One ``.tlop`` file: its declarations in order."""
     decls: tuple

@@ -202,39 +202,54 @@ def put(path: Path, modules: list, elaborated) -> bool:
 
 
 # ---------------------------------------------------------------------------------- writing
-#: types the C writer writes directly (NEWOBJ, then BUILD of the instance's __dict__), learnt
-#: the first time one is met: type -> (module, qualname)
+#: types the C writer writes directly, learnt the first time one is met: type ->
+#: (module, qualname) for NEWOBJ then BUILD of the instance's __dict__, or
+#: (module, qualname, slot names) for NEWOBJ then BUILD of (None, {slot: value})
 _PLAIN: dict = {}
 
 
-def _plain(cls) -> bool:
-    """Whether pickle writes an instance of ``cls`` as NEWOBJ of the class and BUILD of its
-    ``__dict__`` and nothing else: no reduce, getstate, setstate, getnewargs or slots of its
-    own, ``object.__new__``, reachable under its module and qualname."""
+def _plain(cls):
+    """How pickle writes an instance of ``cls``, when that is NEWOBJ of the class and a BUILD
+    that :func:`pickle.loads` applies without calling the class's code: ``(module, qualname)``
+    when the state is the instance's ``__dict__``; ``(module, qualname, slot names)`` when
+    ``cls`` has slots and no ``__dict__`` (the state ``(None, {slot: value})``, restored with
+    ``object.__setattr__``); None otherwise — a reduce, getstate, setstate or getnewargs of
+    its own, a ``__new__`` or ``__setattr__`` of its own with slots, or a class not reachable
+    under its module and qualname."""
     import copyreg
 
     if cls in copyreg.dispatch_table or cls.__new__ is not object.__new__:
-        return False
+        return None
     for name, default in (("__reduce_ex__", object.__reduce_ex__), ("__reduce__", object.__reduce__),
                           ("__getstate__", object.__getstate__)):
         if getattr(cls, name, None) is not default:
-            return False
+            return None
     if any(hasattr(cls, n) for n in ("__setstate__", "__getnewargs_ex__", "__getnewargs__")):
-        return False
-    if any("__slots__" in vars(k) for k in cls.__mro__[:-1]):
-        return False
+        return None
     target = sys.modules.get(cls.__module__)
     for part in cls.__qualname__.split("."):
         target = getattr(target, part, None)
-    return target is cls
+    if target is not cls:
+        return None
+    names = (cls.__module__, cls.__qualname__)
+    if not any("__slots__" in vars(k) for k in cls.__mro__[:-1]):
+        return names
+    if cls.__setattr__ is not object.__setattr__ or any("__slots__" not in vars(k) for k in cls.__mro__[:-1]):
+        return None  # a frozen class; a base without slots gives instances a __dict__
+    slots = copyreg._slotnames(cls)
+    if "__dict__" in slots:
+        return None
+    return names + (tuple(n for n in slots if n != "__weakref__"),)
 
 
 def _reduce(obj):
     """The C writer's way out for a type it does not write itself: learns plain types, gives
     the reduce value of others (what pickle would write)."""
     cls = type(obj)
-    if cls not in _PLAIN and _plain(cls):
-        _PLAIN[cls] = (cls.__module__, cls.__qualname__)
+    if cls not in _PLAIN:
+        names = _plain(cls)
+        if names is not None:
+            _PLAIN[cls] = names
     return obj.__reduce_ex__(4)
 
 

@@ -7,7 +7,9 @@
  * then referred to through the memo, as pickle does).  Written directly: None, bool, int,
  * float, str, tuple, list, dict (exact types), and instances of the types in `classes` (a dict
  * type -> (module, qualname): plain dataclasses whose pickle is NEWOBJ of the class and BUILD of
- * the instance's __dict__, which tlop.frontend.checked_cache checks before it names them).
+ * the instance's __dict__, which tlop.frontend.checked_cache checks before it names them; or
+ * type -> (module, qualname, slot names): classes with slots and no __dict__, whose pickle is
+ * NEWOBJ and BUILD of (None, {slot: value}), restored by setattr).
  * Anything else goes through `reduce(obj)`, a Python function returning obj.__reduce_ex__(4);
  * its callable and arguments are written as pickle writes them (NEWOBJ for copyreg.__newobj__,
  * REDUCE otherwise; BUILD of a state).  About three times faster than pickle.dumps on the IR,
@@ -28,12 +30,20 @@
 #define MAX_DEPTH 8000 /* about three C frames a level: well inside a thread's stack */
 
 typedef struct {
+    void *key;          /* the object's address; NULL: a free entry */
+    Py_ssize_t index;   /* its memo index */
+} memo_entry;
+
+#define HOT 512
+
+typedef struct {
     PyObject *out;     /* the bytes object written into, resized as it grows and at the end */
     char *b;           /* its buffer */
     Py_ssize_t len, cap;
-    void **keys;       /* the memo: open addressing on the object's address */
-    Py_ssize_t *vals;  /* its memo index */
+    memo_entry *memo;  /* the memo: open addressing on the object's address */
     Py_ssize_t mask, used;
+    memo_entry hot[HOT]; /* objects met again and again (field names, classes, the source):
+                          * direct-mapped on the address, in front of the memo */
     PyObject *keep;    /* list: objects memoised that the caller does not hold (reduce results) */
     PyObject *classes; /* dict: type -> (module, qualname) */
     PyObject *reduce;  /* callable: obj -> obj.__reduce_ex__(4) */
@@ -77,39 +87,30 @@ static int u32(enc *e, unsigned char c, uint32_t v)
     return put(e, b, 5);
 }
 
-static Py_ssize_t slot(enc *e, void *p)
+static size_t addr_hash(const void *p) { return ((size_t)p >> 4) * 0x9E3779B97F4A7C15ULL; }
+
+static Py_ssize_t slot(const memo_entry *memo, Py_ssize_t mask, const void *p)
 {
-    size_t h = ((size_t)p >> 4) * 0x9E3779B97F4A7C15ULL;
-    Py_ssize_t i = (Py_ssize_t)(h & (size_t)e->mask);
-    while (e->keys[i] != NULL && e->keys[i] != p)
-        i = (i + 1) & e->mask;
+    Py_ssize_t i = (Py_ssize_t)(addr_hash(p) & (size_t)mask);
+    while (memo[i].key != NULL && memo[i].key != p)
+        i = (i + 1) & mask;
     return i;
 }
 
 static int memo_grow(enc *e)
 {
     Py_ssize_t n = (e->mask + 1) * 2;
-    void **keys = PyMem_Calloc((size_t)n, sizeof(void *));
-    Py_ssize_t *vals = PyMem_Malloc((size_t)n * sizeof(Py_ssize_t));
-    if (keys == NULL || vals == NULL) {
-        PyMem_Free(keys);
-        PyMem_Free(vals);
+    memo_entry *memo = PyMem_Calloc((size_t)n, sizeof(memo_entry));
+    if (memo == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    void **old_keys = e->keys;
-    Py_ssize_t *old_vals = e->vals, old_n = e->mask + 1;
-    e->keys = keys;
-    e->vals = vals;
+    for (Py_ssize_t i = 0; i <= e->mask; i++)
+        if (e->memo[i].key != NULL)
+            memo[slot(memo, n - 1, e->memo[i].key)] = e->memo[i];
+    PyMem_Free(e->memo);
+    e->memo = memo;
     e->mask = n - 1;
-    for (Py_ssize_t i = 0; i < old_n; i++)
-        if (old_keys[i] != NULL) {
-            Py_ssize_t j = slot(e, old_keys[i]);
-            keys[j] = old_keys[i];
-            vals[j] = old_vals[i];
-        }
-    PyMem_Free(old_keys);
-    PyMem_Free(old_vals);
     return 0;
 }
 
@@ -122,22 +123,34 @@ static int memoize(enc *e, PyObject *o)
         return 0;
     if (2 * (e->used + 1) > e->mask + 1 && memo_grow(e) < 0)
         return -1;
-    Py_ssize_t i = slot(e, o);
-    if (e->keys[i] == NULL) {
-        e->keys[i] = o;
+    Py_ssize_t i = slot(e->memo, e->mask, o);
+    if (e->memo[i].key == NULL) {
+        e->memo[i].key = o;
         e->used++;
     }
-    e->vals[i] = e->next++;
+    e->memo[i].index = e->next++;
     return op(e, 0x94);
 }
 
 /* 1 and a BINGET written when `o` is in the memo, 0 when not, -1 on error */
 static int memo_get(enc *e, PyObject *o)
 {
-    Py_ssize_t at = slot(e, o);
-    if (e->keys[at] == NULL)
+    /* one reference: reached once (every way the writer reaches an object holds a reference
+     * while it is written, and memoize() skips such objects), so not in the memo — no probe
+     * of a memo of millions of entries, most of them not in the processor's caches */
+    if (Py_REFCNT(o) == 1)
         return 0;
-    Py_ssize_t i = e->vals[at];
+    memo_entry *h = &e->hot[(addr_hash(o) >> 32) & (HOT - 1)];
+    Py_ssize_t i;
+    if (h->key == o) {
+        i = h->index;
+    } else {
+        Py_ssize_t at = slot(e->memo, e->mask, o);
+        if (e->memo[at].key == NULL)
+            return 0;
+        *h = e->memo[at]; /* memo entries never change: a copy stays right */
+        i = h->index;
+    }
     if (i < 256) {
         unsigned char b[2] = {'h', (unsigned char)i};
         return put(e, b, 2) < 0 ? -1 : 1;
@@ -152,6 +165,22 @@ static int refuse(const char *what)
 }
 
 static int save(enc *e, PyObject *o);
+
+/* a `classes` value: (module, qualname), or (module, qualname, tuple of slot names (str)) */
+static int class_entry(PyObject *v)
+{
+    if (!PyTuple_CheckExact(v) || (PyTuple_GET_SIZE(v) != 2 && PyTuple_GET_SIZE(v) != 3))
+        return 0;
+    if (PyTuple_GET_SIZE(v) == 2)
+        return 1;
+    PyObject *slots = PyTuple_GET_ITEM(v, 2);
+    if (!PyTuple_CheckExact(slots))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slots); i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(slots, i)))
+            return 0;
+    return 1;
+}
 
 static int save_str(enc *e, PyObject *s)
 {
@@ -311,12 +340,34 @@ static int save_callable(enc *e, PyObject *c, PyObject *names)
     return memoize(e, c);
 }
 
-/* an instance of one of `classes`: NEWOBJ of the class, then BUILD of its __dict__ */
+/* an instance of one of `classes`: NEWOBJ of the class, then BUILD of its __dict__, or for a
+ * class with slots and no __dict__ (an entry (module, qualname, slot names)), BUILD of
+ * (None, {slot: value}) for the slots that are set, which pickle.loads restores with setattr */
 static int save_instance(enc *e, PyObject *o, PyObject *names)
 {
     if (save_callable(e, (PyObject *)Py_TYPE(o), names) < 0 || op(e, ')') < 0 || op(e, 0x81) < 0 ||
         memoize(e, o) < 0)
         return -1;
+    if (PyTuple_GET_SIZE(names) == 3) {
+        PyObject *slots = PyTuple_GET_ITEM(names, 2);
+        if (op(e, 'N') < 0 || op(e, '}') < 0 || op(e, '(') < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slots); i++) {
+            PyObject *name = PyTuple_GET_ITEM(slots, i);
+            PyObject *v = PyObject_GetAttr(o, name);
+            if (v == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                    return -1;
+                PyErr_Clear(); /* an unset slot: not in the state, as pickle */
+                continue;
+            }
+            int r = save_str(e, name) < 0 || save(e, v) < 0;
+            Py_DECREF(v);
+            if (r)
+                return -1;
+        }
+        return op(e, 'u') < 0 || op(e, 0x86) < 0 || op(e, 'b') < 0 ? -1 : 0;
+    }
     PyObject *d = PyObject_GenericGetDict(o, NULL);
     if (d == NULL)
         return -1;
@@ -333,6 +384,14 @@ static int save_reduced(enc *e, PyObject *o)
     PyObject *rv = PyObject_CallOneArg(e->reduce, o);
     if (rv == NULL)
         return -1;
+    /* `reduce` learns the plain classes it meets: written as the next instances will be */
+    PyObject *names = PyDict_GetItemWithError(e->classes, (PyObject *)Py_TYPE(o)); /* borrowed */
+    if (names != NULL || PyErr_Occurred()) {
+        Py_DECREF(rv);
+        if (names == NULL)
+            return -1;
+        return class_entry(names) ? save_instance(e, o, names) : refuse("a class entry that is not (module, qualname[, slot names])");
+    }
     int r = -1;
     if (!PyTuple_Check(rv) || PyTuple_GET_SIZE(rv) < 2 || PyTuple_GET_SIZE(rv) > 5) {
         refuse("a reduce value that is not a tuple of 2 to 5 items");
@@ -435,8 +494,8 @@ static int save(enc *e, PyObject *o)
                     r = op(e, '(') < 0 || save_items(e, o) < 0 || op(e, 'e') < 0 ? -1 : 0;
             } else {
                 PyObject *names = PyDict_GetItemWithError(e->classes, (PyObject *)t); /* borrowed */
-                if (names != NULL && (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != 2))
-                    r = refuse("a class entry that is not (module, qualname)");
+                if (names != NULL && !class_entry(names))
+                    r = refuse("a class entry that is not (module, qualname[, slot names])");
                 else if (names != NULL)
                     r = save_instance(e, o, names);
                 else
@@ -462,8 +521,8 @@ PyObject *tlop_encode(PyObject *obj, PyObject *classes, PyObject *reduce, PyObje
     Py_ssize_t i = 0;
     PyObject *k, *v;
     while (PyDict_Next(classes, &i, &k, &v))
-        if (!PyType_Check(k) || !PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) != 2) {
-            PyErr_SetString(PyExc_TypeError, "IR encoder: classes must map types to (module, qualname)");
+        if (!PyType_Check(k) || !class_entry(v)) {
+            PyErr_SetString(PyExc_TypeError, "IR encoder: classes must map types to (module, qualname[, slot names])");
             return NULL;
         }
     enc e = {0};
@@ -471,11 +530,10 @@ PyObject *tlop_encode(PyObject *obj, PyObject *classes, PyObject *reduce, PyObje
     e.reduce = reduce;
     e.newobj = newobj;
     e.mask = 1023;
-    e.keys = PyMem_Calloc(1024, sizeof(void *));
-    e.vals = PyMem_Malloc(1024 * sizeof(Py_ssize_t));
+    e.memo = PyMem_Calloc(1024, sizeof(memo_entry));
     e.keep = PyList_New(0);
     PyObject *out = NULL;
-    if (e.keys == NULL || e.vals == NULL)
+    if (e.memo == NULL)
         PyErr_NoMemory();
     else if (e.keep != NULL) {
         unsigned char head[2] = {0x80, 4};
@@ -485,8 +543,7 @@ PyObject *tlop_encode(PyObject *obj, PyObject *classes, PyObject *reduce, PyObje
         }
     }
     Py_XDECREF(e.out);
-    PyMem_Free(e.keys);
-    PyMem_Free(e.vals);
+    PyMem_Free(e.memo);
     Py_XDECREF(e.keep);
     return out;
 }
