@@ -28,6 +28,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY */
 
 typedef struct {
     PyObject **items;
@@ -108,6 +109,58 @@ static PyObject *cached_int(PyObject **last, long v)
     return o;
 }
 
+/* Where a field of a class is stored: a slot (a member descriptor holding an object) at an
+ * offset, found once per (class, field name) in a decoding; -1: anything else, which
+ * PyObject_GenericSetAttr sets.  Direct-mapped on the two addresses; an entry holds references
+ * to both (a name that died could otherwise be mistaken for a new one at the same address). */
+#define STORES 256
+typedef struct {
+    PyTypeObject *type;
+    PyObject *name;
+    Py_ssize_t offset;
+} store;
+
+/* inst.name = v as PyObject_GenericSetAttr sets it (the class's descriptor, past a frozen
+ * dataclass's __setattr__); `name` an interned str */
+static int set_field(store *stores, PyObject *inst, PyObject *name, PyObject *v)
+{
+    PyTypeObject *type = Py_TYPE(inst);
+    size_t h = (((size_t)type >> 4) * 0x9E3779B97F4A7C15ULL) ^ ((size_t)name >> 4);
+    store *s = &stores[(h ^ (h >> 17)) & (STORES - 1)];
+    if (s->type != type || s->name != name) {
+        Py_ssize_t offset = -1;
+        PyObject *descr = _PyType_Lookup(type, name); /* borrowed */
+        if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+            if (m->type == T_OBJECT_EX && !(m->flags & READONLY))
+                offset = m->offset;
+        }
+        Py_INCREF(type);
+        Py_INCREF(name);
+        Py_XDECREF(s->type);
+        Py_XDECREF(s->name);
+        s->type = type;
+        s->name = name;
+        s->offset = offset;
+    }
+    if (s->offset < 0)
+        return PyObject_GenericSetAttr(inst, name, v);
+    PyObject **slot = (PyObject **)((char *)inst + s->offset); /* what the member's __set__ does */
+    PyObject *old = *slot;
+    Py_INCREF(v);
+    *slot = v;
+    Py_XDECREF(old);
+    return 0;
+}
+
+static void stores_clear(store *stores)
+{
+    for (int i = 0; i < STORES; i++) {
+        Py_XDECREF(stores[i].type);
+        Py_XDECREF(stores[i].name);
+    }
+}
+
 static PyObject *bad(const char *what, Py_ssize_t at)
 {
     PyErr_Format(PyExc_ValueError, "native AST decoder: %s at byte %zd", what, at);
@@ -119,7 +172,7 @@ static PyObject *bad(const char *what, Py_ssize_t at)
 static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyObject *classes,
                      PyObject *allowed, PyObject *source, PyObject *direct_state, PyObject *span_type,
                      PyObject **span_names, PyObject *empty, PyObject **last_int, objvec *stack, objvec *memo,
-                     markvec *marks)
+                     markvec *marks, store *stores)
 {
     /* direct_state: a plain object() of this call standing where a state dict would be when the
      * fields go straight to the instance (see '}'); it never leaves the stack (MEMOIZE, TUPLE,
@@ -136,6 +189,7 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
     } while (0)
 #define FLOOR (marks->len ? marks->items[marks->len - 1] : 0)
     unsigned char op = 0, prev;
+    PyObject *last_allowed = NULL; /* the class of the last instance built (in `allowed`) */
     while (pos < n) {
         Py_ssize_t at = pos;
         prev = op;
@@ -260,17 +314,20 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
                 if (from < 2 || pos >= n || buf[pos] != 'b')
                     return bad("fields not followed by BUILD", at);
                 PyObject *inst = stack->items[from - 2];
-                int ok = PySet_Contains(allowed, (PyObject *)Py_TYPE(inst));
-                if (ok < 0)
-                    return NULL;
-                if (!ok)
-                    return bad("BUILD of something that is not an AST instance", at);
+                if ((PyObject *)Py_TYPE(inst) != last_allowed) { /* runs of one class: asked once */
+                    int ok = PySet_Contains(allowed, (PyObject *)Py_TYPE(inst));
+                    if (ok < 0)
+                        return NULL;
+                    if (!ok)
+                        return bad("BUILD of something that is not an AST instance", at);
+                    last_allowed = (PyObject *)Py_TYPE(inst); /* borrowed: `allowed` holds it */
+                }
                 for (Py_ssize_t i = from; i < stack->len; i += 2) {
                     PyObject *k = stack->items[i];
                     if (!field_name(k) || stack->items[i + 1] == direct_state)
                         return bad("not a field name", at);
                     PyUnicode_InternInPlace(&stack->items[i]);
-                    if (PyObject_GenericSetAttr(inst, stack->items[i], stack->items[i + 1]) < 0)
+                    if (set_field(stores, inst, stack->items[i], stack->items[i + 1]) < 0)
                         return NULL;
                 }
                 for (Py_ssize_t i = from; i < stack->len; i++)
@@ -422,12 +479,12 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
             PyObject *inst = type->tp_new(type, empty, NULL);
             if (inst == NULL)
                 return NULL;
-            if (PyObject_GenericSetAttr(inst, span_names[0], source) < 0) {
+            if (set_field(stores, inst, span_names[0], source) < 0) {
                 Py_DECREF(inst);
                 return NULL;
             }
             for (int i = 0; i < 4; i++)
-                if (PyObject_GenericSetAttr(inst, span_names[i + 1], PyTuple_GET_ITEM(args, i)) < 0) {
+                if (set_field(stores, inst, span_names[i + 1], PyTuple_GET_ITEM(args, i)) < 0) {
                     Py_DECREF(inst);
                     return NULL;
                 }
@@ -491,8 +548,15 @@ PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ss
     PyObject *out = NULL;
     if (ok) {
         PyObject *last_int = NULL; /* see cached_int */
-        out = run((const unsigned char *)view.buf, n, offset, classes, allowed, source, direct_state, span_type,
-                  span_names, empty, &last_int, &stack, &memo, &marks);
+        store *stores = PyMem_Calloc(STORES, sizeof(store));
+        if (stores == NULL)
+            PyErr_NoMemory();
+        else
+            out = run((const unsigned char *)view.buf, n, offset, classes, allowed, source, direct_state, span_type,
+                      span_names, empty, &last_int, &stack, &memo, &marks, stores);
+        if (stores != NULL)
+            stores_clear(stores);
+        PyMem_Free(stores);
         Py_XDECREF(last_int);
     }
     for (int i = 0; i < 5; i++)
