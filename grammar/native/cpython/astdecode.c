@@ -153,6 +153,27 @@ static int set_field(store *stores, PyObject *inst, PyObject *name, PyObject *v)
     return 0;
 }
 
+/* a Span of `source` with line, col, end_line, end_col (ints) from `nums`: what REDUCE of
+ * D.span gives (a new reference) */
+static PyObject *make_span(PyObject *span_type, PyObject *source, PyObject *const *nums, PyObject **span_names,
+                           PyObject *empty, store *stores)
+{
+    PyTypeObject *type = (PyTypeObject *)span_type;
+    PyObject *inst = type->tp_new(type, empty, NULL);
+    if (inst == NULL)
+        return NULL;
+    if (set_field(stores, inst, span_names[0], source) < 0) {
+        Py_DECREF(inst);
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        if (set_field(stores, inst, span_names[i + 1], nums[i]) < 0) {
+            Py_DECREF(inst);
+            return NULL;
+        }
+    return inst;
+}
+
 static void stores_clear(store *stores)
 {
     for (int i = 0; i < STORES; i++) {
@@ -283,6 +304,21 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
             for (Py_ssize_t i = from; i < stack->len; i++)
                 if (stack->items[i] == direct_state)
                     return bad("a placeholder in a tuple", at);
+            /* D.span MARK l c el ec TUPLE REDUCE: the span made from the stack, no tuple */
+            if (pos < n && buf[pos] == 'R' && stack->len - from == 4 && from - 1 >= FLOOR &&
+                span_type != NULL && stack->items[from - 1] == span_type &&
+                PyLong_CheckExact(stack->items[from]) && PyLong_CheckExact(stack->items[from + 1]) &&
+                PyLong_CheckExact(stack->items[from + 2]) && PyLong_CheckExact(stack->items[from + 3])) {
+                PyObject *inst = make_span(span_type, source, &stack->items[from], span_names, empty, stores);
+                if (inst == NULL)
+                    return NULL;
+                for (Py_ssize_t i = from - 1; i < stack->len; i++)
+                    Py_DECREF(stack->items[i]);
+                stack->len = from - 1;
+                PUSH(inst);
+                pos++; /* the REDUCE */
+                break;
+            }
             PyObject *t = PyTuple_New(stack->len - from);
             if (t == NULL)
                 return NULL;
@@ -475,19 +511,9 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
             for (int i = 0; i < 4; i++)
                 if (!PyLong_CheckExact(PyTuple_GET_ITEM(args, i)))
                     return bad("REDUCE of something other than D.span with four numbers", at);
-            PyTypeObject *type = (PyTypeObject *)span_type;
-            PyObject *inst = type->tp_new(type, empty, NULL);
+            PyObject *inst = make_span(span_type, source, &PyTuple_GET_ITEM(args, 0), span_names, empty, stores);
             if (inst == NULL)
                 return NULL;
-            if (set_field(stores, inst, span_names[0], source) < 0) {
-                Py_DECREF(inst);
-                return NULL;
-            }
-            for (int i = 0; i < 4; i++)
-                if (set_field(stores, inst, span_names[i + 1], PyTuple_GET_ITEM(args, i)) < 0) {
-                    Py_DECREF(inst);
-                    return NULL;
-                }
             Py_DECREF(args);
             Py_DECREF(fn);
             stack->len -= 2;
