@@ -35,7 +35,18 @@ typedef struct {
     Py_ssize_t len, cap;
 } objvec;
 
-static int vec_push(objvec *v, PyObject *o) /* steals o */
+static int vec_grow_push(objvec *v, PyObject *o);
+
+static inline int vec_push(objvec *v, PyObject *o) /* steals o */
+{
+    if (o != NULL && v->len < v->cap) {
+        v->items[v->len++] = o;
+        return 0;
+    }
+    return vec_grow_push(v, o);
+}
+
+static int vec_grow_push(objvec *v, PyObject *o)
 {
     if (o == NULL)
         return -1;

@@ -70,16 +70,27 @@ static int grow(enc *e, Py_ssize_t k)
     return 0;
 }
 
-static int put(enc *e, const void *p, Py_ssize_t k)
+static inline int put(enc *e, const void *p, Py_ssize_t k)
 {
-    if (grow(e, k) < 0)
+    if (e->len + k > e->cap && grow(e, k) < 0)
         return -1;
-    memcpy(e->b + e->len, p, (size_t)k);
+    char *to = e->b + e->len;
+    if (k <= 16) /* opcodes and their arguments: no call to memcpy for a few bytes */
+        for (Py_ssize_t i = 0; i < k; i++)
+            to[i] = ((const char *)p)[i];
+    else
+        memcpy(to, p, (size_t)k);
     e->len += k;
     return 0;
 }
 
-static int op(enc *e, unsigned char c) { return put(e, &c, 1); }
+static inline int op(enc *e, unsigned char c)
+{
+    if (e->len + 1 > e->cap && grow(e, 1) < 0)
+        return -1;
+    e->b[e->len++] = (char)c;
+    return 0;
+}
 
 static int u32(enc *e, unsigned char c, uint32_t v)
 {
