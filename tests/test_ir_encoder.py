@@ -37,7 +37,8 @@ def encoder():
 
 def graph(obj) -> tuple:
     """Everything of an object graph: each object's type and content, floats by their bits, and
-    which objects are one and the same (the n-th distinct object met is ("ref", n) afterwards)."""
+    which objects are one and the same (the n-th distinct object met is ("ref", n) afterwards),
+    except for values (spans), which the C writer writes each time it meets one: their content."""
     seen: dict = {}
 
     def walk(o):
@@ -47,6 +48,8 @@ def graph(obj) -> tuple:
             return ("float", math.copysign(1.0, o) if o == 0 else 0.0, repr(o))
         if type(o) in (int, str):
             return (type(o).__name__, o)
+        if type(o) in checked_cache._VALUE_CLASSES:
+            return (type(o).__qualname__,) + tuple((k, walk(getattr(o, k))) for k in copyreg._slotnames(type(o)))
         if id(o) in seen:
             return ("ref", seen[id(o)])
         seen[id(o)] = len(seen)
@@ -143,3 +146,40 @@ def test_plain_classes_are_learnt_and_special_ones_are_not():
     src.line(1)                                         # fills the cache the pickle must not carry
     back = pickle.loads(c_dumps(src))
     assert vars(back) == {"name": "s.tlop", "text": "a\nb"}
+
+
+@dataclasses.dataclass(unsafe_hash=True, slots=True)
+class Slotted:
+    a: object
+    b: object = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrozenSlotted:  # the dataclass gives it __getstate__/__setstate__: pickle calls them
+    a: object
+
+
+def test_classes_with_slots_are_written_and_read_back_without_their_code():
+    assert checked_cache._plain(Slotted) == (__name__, "Slotted", ("a", "b"))
+    assert checked_cache._plain(FrozenSlotted) is None
+    unset = Slotted.__new__(Slotted)
+    object.__setattr__(unset, "a", 1)  # b never set: not in the state, still unset after
+    shared = Slotted([1.5, "x"], None)
+    data = roundtrip({"s": (shared, shared, Slotted(Slotted(2)), unset)})
+    back = pickle.loads(data)["s"]
+    assert back[0] is back[1] and back[0] == shared and not hasattr(back[3], "b")
+    with deep():
+        assert graph(pickle.loads(checked_cache.dumps(FrozenSlotted((1, 2))))) == graph(FrozenSlotted((1, 2)))
+
+
+def test_a_span_is_a_value_written_each_time_it_is_met():
+    from tlop.runtime.diagnostics import Source, Span
+
+    assert checked_cache._plain(Span) == ("tlop.runtime.diagnostics", "Span",
+                                          ("source", "line", "col", "end_line", "end_col"), True)
+    src = Source("s.tlop", "a\nb")
+    span = Span(src, 1, 1, 2, 1)
+    back = pickle.loads(roundtrip([span, span, Span(src, 2, 1, 2, 1)]))
+    assert back[0] == back[1] == span and back[0] is not back[1]  # equal, no longer one object
+    assert back[0].source is back[1].source is back[2].source      # the source stays one object
+    assert pickle.dumps(back[0]) and back[2].line == 2

@@ -44,6 +44,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from tlop.runtime.diagnostics import Span
 from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, trusted_directory, user_cache_dir
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
@@ -204,8 +205,14 @@ def put(path: Path, modules: list, elaborated) -> bool:
 # ---------------------------------------------------------------------------------- writing
 #: types the C writer writes directly, learnt the first time one is met: type ->
 #: (module, qualname) for NEWOBJ then BUILD of the instance's __dict__, or
-#: (module, qualname, slot names) for NEWOBJ then BUILD of (None, {slot: value})
+#: (module, qualname, slot names) for NEWOBJ then BUILD of (None, {slot: value}), with True
+#: after them for a class of :data:`_VALUE_CLASSES`
 _PLAIN: dict = {}
+#: classes of values (equal by their fields, never compared by identity) that the C writer
+#: writes each time it meets one instead of keeping one copy through the memo: a span is
+#: shared by an AST node and its IR node but hardly ever met twice in the IR, and the memo of
+#: the million spans of 10⁵ declarations would take hundreds of MB
+_VALUE_CLASSES = (Span,)
 
 
 def _plain(cls):
@@ -239,7 +246,8 @@ def _plain(cls):
     slots = copyreg._slotnames(cls)
     if "__dict__" in slots:
         return None
-    return names + (tuple(n for n in slots if n != "__weakref__"),)
+    entry = names + (tuple(n for n in slots if n != "__weakref__"),)
+    return entry + (True,) if cls in _VALUE_CLASSES else entry
 
 
 def _reduce(obj):

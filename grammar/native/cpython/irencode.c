@@ -177,13 +177,16 @@ static int refuse(const char *what)
 
 static int save(enc *e, PyObject *o);
 
-/* a `classes` value: (module, qualname), or (module, qualname, tuple of slot names (str)) */
+/* a `classes` value: (module, qualname), or (module, qualname, tuple of slot names (str)), or
+ * (module, qualname, tuple of slot names, True) for a value class (see save_instance) */
 static int class_entry(PyObject *v)
 {
-    if (!PyTuple_CheckExact(v) || (PyTuple_GET_SIZE(v) != 2 && PyTuple_GET_SIZE(v) != 3))
+    if (!PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) < 2 || PyTuple_GET_SIZE(v) > 4)
         return 0;
     if (PyTuple_GET_SIZE(v) == 2)
         return 1;
+    if (PyTuple_GET_SIZE(v) == 4 && PyTuple_GET_ITEM(v, 3) != Py_True)
+        return 0;
     PyObject *slots = PyTuple_GET_ITEM(v, 2);
     if (!PyTuple_CheckExact(slots))
         return 0;
@@ -356,10 +359,20 @@ static int save_callable(enc *e, PyObject *c, PyObject *names)
  * (None, {slot: value}) for the slots that are set, which pickle.loads restores with setattr */
 static int save_instance(enc *e, PyObject *o, PyObject *names)
 {
+    /* a value class's instance (a Span: nothing depends on which of two equal spans a node
+     * holds) is neither looked up in the memo nor memoised: written again each time it is met
+     * (in the IR of a file of 10^5 declarations a million spans, hardly any met twice, would
+     * otherwise take most of a memo of hundreds of MB) */
+    int value = PyTuple_GET_SIZE(names) == 4;
+    if (!value) {
+        int m = memo_get(e, o);
+        if (m != 0)
+            return m < 0 ? -1 : 0;
+    }
     if (save_callable(e, (PyObject *)Py_TYPE(o), names) < 0 || op(e, ')') < 0 || op(e, 0x81) < 0 ||
-        memoize(e, o) < 0)
+        (!value && memoize(e, o) < 0))
         return -1;
-    if (PyTuple_GET_SIZE(names) == 3) {
+    if (PyTuple_GET_SIZE(names) >= 3) {
         PyObject *slots = PyTuple_GET_ITEM(names, 2);
         if (op(e, 'N') < 0 || op(e, '}') < 0 || op(e, '(') < 0)
             return -1;
@@ -495,8 +508,18 @@ static int save(enc *e, PyObject *o)
     if (t == &PyTuple_Type) {
         r = save_tuple(e, o);
     } else {
-        r = memo_get(e, o);
-        if (r == 0) {
+        PyObject *names = NULL;
+        if (t != &PyDict_Type && t != &PyList_Type) {
+            names = PyDict_GetItemWithError(e->classes, (PyObject *)t); /* borrowed */
+            if (names == NULL && PyErr_Occurred()) {
+                e->depth--;
+                return -1;
+            }
+        }
+        if (names != NULL) /* looks in the memo itself (a value class does not) */
+            r = class_entry(names) ? save_instance(e, o, names)
+                                   : refuse("a class entry that is not (module, qualname[, slot names[, True]])");
+        else if ((r = memo_get(e, o)) == 0) {
             if (t == &PyDict_Type) {
                 r = op(e, '}') < 0 || memoize(e, o) < 0 || save_dict_items(e, o) < 0 ? -1 : 0;
             } else if (t == &PyList_Type) {
@@ -504,13 +527,7 @@ static int save(enc *e, PyObject *o)
                 if (r == 0 && PyList_GET_SIZE(o) > 0)
                     r = op(e, '(') < 0 || save_items(e, o) < 0 || op(e, 'e') < 0 ? -1 : 0;
             } else {
-                PyObject *names = PyDict_GetItemWithError(e->classes, (PyObject *)t); /* borrowed */
-                if (names != NULL && !class_entry(names))
-                    r = refuse("a class entry that is not (module, qualname[, slot names])");
-                else if (names != NULL)
-                    r = save_instance(e, o, names);
-                else
-                    r = PyErr_Occurred() ? -1 : save_reduced(e, o);
+                r = save_reduced(e, o);
             }
         } else if (r > 0) {
             r = 0;
