@@ -2,13 +2,14 @@
 
 Each file holds N declarations (a mix: one ``def`` for every four ``algorithm``s, each algorithm
 calling a def), generated in a temporary directory; ``tlop check FILE`` runs as a whole process
-with an empty checked-IR cache (cold: parse, check, lower, write the cache), once with the native
-parser (``tlop.frontend.native``, built first if Go is installed) and, up to ``--python-max``
-declarations, once with the Python ANTLR parser (``TLOP_PARSER=python``).  Printed for each N and
+with an empty checked-IR cache (cold: parse, check, lower, write the cache), ``--repeat`` times
+(3; medians are printed), with the native parser (``tlop.frontend.native``, built first if Go
+is installed) and, up to ``--python-max`` declarations, with the Python ANTLR parser
+(``TLOP_PARSER=python``).  Printed for each N and
 parser: the CPU seconds of the finished child (user + system, the operating system's accounting
 via ``os.wait4``: the machine is shared, CPU time is steadier than wall time; the Go runtime's
 threads included), the wall seconds, the CPU microseconds per declaration with its ratio to that
-of the smallest file (about 1.0 when the front end is linear), the peak memory, and the ratio of
+of the smallest file (about 1.0 when the front end is linear), the largest peak memory, and the ratio of
 the Python parser's CPU time to the native one's; for the largest N the ratio of its CPU time to
 the 5 s budget (≤ 1.0 meets it).
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -163,6 +165,8 @@ def main() -> int:
     ap.add_argument("--python-max", type=float, default=1e4,
                     help="most declarations checked with the Python parser too (default 1e4)")
     ap.add_argument("--phases", type=int, metavar="N", help="split the CPU time of one file of N declarations")
+    ap.add_argument("--repeat", type=int, default=3, metavar="K",
+                    help="runs of each check; the median CPU and wall time are printed (default 3)")
     args = ap.parse_args()
     if args.phases:
         phases(args.phases, args.python_max)
@@ -183,10 +187,15 @@ def main() -> int:
                 if parser == "python" and n > args.python_max:
                     continue
                 env = dict(os.environ)
-                env["TLOP_CACHE_DIR"] = str(Path(tmp) / f"cache{n}{parser}")   # empty: a cold check
                 if parser == "python":
                     env["TLOP_PARSER"] = "python"
-                cpu, wall, mb = run(tlop_command() + ["check", str(path)], env)
+                runs = []
+                for k in range(args.repeat):  # each with an empty cache: a cold check every time
+                    env["TLOP_CACHE_DIR"] = str(Path(tmp) / f"cache{n}{parser}{k}")
+                    runs.append(run(tlop_command() + ["check", str(path)], env))
+                cpu = statistics.median(r[0] for r in runs)
+                wall = statistics.median(r[1] for r in runs)
+                mb = max(r[2] for r in runs)
                 cpus[parser] = cpu
                 per = cpu / n * 1e6
                 base.setdefault(parser, per)
