@@ -183,3 +183,43 @@ def test_a_span_is_a_value_written_each_time_it_is_met():
     assert back[0] == back[1] == span and back[0] is not back[1]  # equal, no longer one object
     assert back[0].source is back[1].source is back[2].source      # the source stays one object
     assert pickle.dumps(back[0]) and back[2].line == 2
+
+
+class DictAmongSlots:
+    __slots__ = ("a", "__dict__")
+
+
+class ReadsMadeUp:
+    __slots__ = ("a",)
+
+    def __getattr__(self, name):  # a read that makes a new object each time
+        return [name]
+
+
+class SlotShadowed:
+    __slots__ = ("_a",)
+    a = property(lambda self: [self._a])
+
+
+def test_classes_whose_slots_are_not_plain_are_not_written_directly():
+    """A ``__dict__`` among the slots would be dropped, and a read that makes new objects could
+    leave the memo pointing at a dead object's address: pickle writes these."""
+    assert checked_cache._plain(DictAmongSlots) is None
+    assert checked_cache._plain(ReadsMadeUp) is None
+    assert checked_cache._plain(SlotShadowed) == (__name__, "SlotShadowed", ("_a",))  # its slot is _a
+    o = DictAmongSlots()
+    o.a, o.x = 1, 2
+    back = pickle.loads(checked_cache.dumps({"o": o}))["o"]
+    assert (back.a, vars(back)) == (1, {"x": 2})
+
+
+def test_an_ast_node_refuses_a_state_that_is_not_its_fields():
+    from tlop.frontend import ast as A
+
+    n = A.Name.__new__(A.Name)
+    with pytest.raises(TypeError, match="no field '__class__'"):
+        n.__setstate__({"id": "x", "__class__": A.Number})
+    with pytest.raises(TypeError, match="fields"):
+        n.__setstate__([])
+    n.__setstate__({"id": "x"})
+    assert n.id == "x" and pickle.loads(pickle.dumps(A.Name("y"))) == A.Name("y")

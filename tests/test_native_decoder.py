@@ -101,6 +101,16 @@ def test_it_refuses_what_is_not_an_answer():
                         "REDUCE of something other than D.span with four numbers")]:
         with pytest.raises(ValueError, match=what):
             fn(data, classes, src, 1)
+    # a span is D.span(l, c, el, ec) and nothing else: no NEWOBJ, no BUILD, no D.Span; the
+    # reference reader refuses each too (a Span has slots, no __dict__ for BUILD to fill)
+    for data, what in [(b"\0\x80\x04\x8c\x01D\x8c\x04span\x93)\x81.", "NEWOBJ of something that is not an AST class"),
+                       (b"\0\x80\x04\x8c\x01D\x8c\x04span\x93(K\x01K\x02K\x03K\x04tR}(\x8c\x04lineK\tub.",
+                        "BUILD of something that is not an AST instance"),
+                       (b"\0\x80\x04\x8c\x01D\x8c\x04Span\x93(K\x01K\x02K\x03K\x04tR.", "unexpected class D.Span")]:
+        with pytest.raises(ValueError, match=what):
+            fn(data, classes, src, 1)
+        with pytest.raises((pickle.UnpicklingError, TypeError, AttributeError)):  # the reference refuses too
+            native._Unpickler(data, src).load()
 
 
 _DAMAGE = r'''

@@ -16,7 +16,15 @@ def _setstate(self, state) -> None:
     """Fields from a pickle: a dict of fields (the native parser's answer, which the
     restricted reader in :mod:`tlop.frontend.native` reads) or the list of field values that
     a slotted dataclass's own ``__getstate__`` gives (``copy``, ``pickle``)."""
-    items = state.items() if isinstance(state, dict) else zip((f.name for f in fields(self)), state)
+    names = [f.name for f in fields(self)]
+    if isinstance(state, dict):
+        if not set(state) <= set(names):
+            raise TypeError(f"{type(self).__name__} has no field {sorted(set(state) - set(names))[0]!r}")
+        items = state.items()
+    elif len(state) != len(names):
+        raise TypeError(f"{type(self).__name__} has {len(names)} fields, the state {len(state)}")
+    else:
+        items = zip(names, state)
     for name, value in items:
         object.__setattr__(self, name, value)
 

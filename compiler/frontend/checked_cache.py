@@ -39,8 +39,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import inspect
 import pickle
 import sys
+import types
 from pathlib import Path
 from typing import Optional
 
@@ -220,9 +222,10 @@ def _plain(cls):
     that :func:`pickle.loads` applies without calling the class's code: ``(module, qualname)``
     when the state is the instance's ``__dict__``; ``(module, qualname, slot names)`` when
     ``cls`` has slots and no ``__dict__`` (the state ``(None, {slot: value})``, restored with
-    ``object.__setattr__``); None otherwise — a reduce, getstate, setstate or getnewargs of
-    its own, a ``__new__`` or ``__setattr__`` of its own with slots, or a class not reachable
-    under its module and qualname."""
+    ``object.__setattr__``), each slot a plain member; None otherwise — a reduce, getstate,
+    setstate or getnewargs of its own, a ``__new__``, ``__setattr__``, ``__getattr__`` or
+    ``__getattribute__`` of its own with slots, or a class not reachable under its module and
+    qualname."""
     import copyreg
 
     if cls in copyreg.dispatch_table or cls.__new__ is not object.__new__:
@@ -243,10 +246,14 @@ def _plain(cls):
         return names
     if cls.__setattr__ is not object.__setattr__ or any("__slots__" not in vars(k) for k in cls.__mro__[:-1]):
         return None  # a frozen class; a base without slots gives instances a __dict__
+    if cls.__dictoffset__ or cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
+        return None  # a __dict__ among the slots; reads that may make new objects
     slots = copyreg._slotnames(cls)
-    if "__dict__" in slots:
+    # each slot a plain member (the value it holds is the value read: no descriptor of a
+    # subclass or property in the way, so what the C writer memoises stays alive)
+    if not all(isinstance(inspect.getattr_static(cls, n, None), types.MemberDescriptorType) for n in slots):
         return None
-    entry = names + (tuple(n for n in slots if n != "__weakref__"),)
+    entry = names + (tuple(slots),)
     return entry + (True,) if cls in _VALUE_CLASSES else entry
 
 

@@ -263,7 +263,6 @@ def _decoder():
     fn.argtypes = [ctypes.py_object, ctypes.py_object, ctypes.py_object, ctypes.c_ssize_t]
     classes = {("A", name): cls for name, cls in vars(A).items()
                if isinstance(cls, type) and issubclass(cls, A.Node)}
-    classes[("D", "Span")] = Span
     classes[("D", "span")] = Span  # D.span(l, c, el, ec): the decoder makes a Span of the source
     _state["decoder"] = (fn, classes)
     try:
@@ -298,8 +297,9 @@ def status() -> str:
 
 
 class _Unpickler(pickle.Unpickler):
-    """Reads the library's answer: AST classes and Span only, every span on ``source`` (written
-    as ``D.span(l, c, el, ec)``; the persistent id ``"source"`` is also understood)."""
+    """Reads the library's answer: AST classes only, every span on ``source`` written as
+    ``D.span(l, c, el, ec)`` (a span is never built field by field; the persistent id
+    ``"source"`` is also understood)."""
 
     def __init__(self, data, source: Source):
         stream = io.BytesIO(data)
@@ -310,8 +310,6 @@ class _Unpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if module == "A" and isinstance(getattr(A, name, None), type) and issubclass(getattr(A, name), A.Node):
             return getattr(A, name)
-        if module == "D" and name == "Span":
-            return Span
         if module == "D" and name == "span":  # D.span(l, c, el, ec): a Span of the source parsed
             source = self._source
             return lambda line, col, end_line, end_col: Span(source, line, col, end_line, end_col)

@@ -14,8 +14,8 @@
  *
  * What it does not do: trust its input.  Every read is bounds-checked, every pop checks the
  * stack and the marks, a memo index outside the memo, an opcode outside the subset, a class
- * not in `classes` (a dict (tag, name) -> type: the AST classes and Span), NEWOBJ with
- * arguments or on anything but those classes, BUILD with anything but a dict, or a persistent
+ * not in `classes` (a dict (tag, name) -> type: the AST classes, and Span as D.span), NEWOBJ with
+ * arguments or on anything but the AST classes, BUILD with anything but a dict or on a span, or a persistent
  * id other than "source", or a field name starting with '_' is a ValueError (a field that
  * cannot be set, such as a property, raises AttributeError) — the caller then reads the answer
  * with the reference unpickler, which decides.  It never runs Python code of the input (no __reduce__, no
@@ -576,10 +576,13 @@ PyObject *tlop_decode(PyObject *data, PyObject *classes, PyObject *source, Py_ss
     Py_XDECREF(span_key);
     if (span_type != NULL && !PyType_Check(span_type))
         span_type = NULL;
+    /* a span is only ever D.span(l, c, el, ec): never NEWOBJ, never BUILD (the reference reader,
+     * which cannot set the fields of a Span, a class with slots, through BUILD, refuses both) */
+    int discarded = span_type == NULL || PySet_Discard(allowed, span_type) >= 0;
     static const char *field_names[5] = {"source", "line", "col", "end_line", "end_col"};
     PyObject *span_names[5] = {NULL};
     PyObject *empty = PyTuple_New(0);
-    int ok = empty != NULL && !PyErr_Occurred();
+    int ok = discarded && empty != NULL && !PyErr_Occurred();
     for (int i = 0; ok && i < 5; i++)
         ok = (span_names[i] = PyUnicode_InternFromString(field_names[i])) != NULL;
     PyObject *out = NULL;

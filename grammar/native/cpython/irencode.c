@@ -151,7 +151,7 @@ static int memo_get(enc *e, PyObject *o)
      * of a memo of millions of entries, most of them not in the processor's caches */
     if (Py_REFCNT(o) == 1)
         return 0;
-    memo_entry *h = &e->hot[(addr_hash(o) >> 32) & (HOT - 1)];
+    memo_entry *h = &e->hot[(addr_hash(o) >> (sizeof(size_t) * 8 - 16)) & (HOT - 1)]; /* high bits */
     Py_ssize_t i;
     if (h->key == o) {
         i = h->index;
