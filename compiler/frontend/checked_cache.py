@@ -38,16 +38,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import inspect
+import os
 import pickle
 import sys
 import types
 from pathlib import Path
 from typing import Optional
 
-from tlop.runtime.diagnostics import Span
 from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, trusted_directory, user_cache_dir
+from tlop.runtime.diagnostics import Span
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
 
@@ -242,9 +242,10 @@ def _plain(cls):
     if target is not cls:
         return None
     names = (cls.__module__, cls.__qualname__)
-    if not any("__slots__" in vars(k) for k in cls.__mro__[:-1]):
+    slotted = ["__slots__" in vars(k) for k in cls.__mro__[:-1]]
+    if not any(slotted):
         return names
-    if cls.__setattr__ is not object.__setattr__ or any("__slots__" not in vars(k) for k in cls.__mro__[:-1]):
+    if cls.__setattr__ is not object.__setattr__ or not all(slotted):
         return None  # a frozen class; a base without slots gives instances a __dict__
     if cls.__dictoffset__ or cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
         return None  # a __dict__ among the slots; reads that may make new objects

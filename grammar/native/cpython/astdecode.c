@@ -221,7 +221,6 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
     } while (0)
 #define FLOOR (marks->len ? marks->items[marks->len - 1] : 0)
     unsigned char op = 0, prev;
-    PyObject *last_allowed = NULL; /* the class of the last instance built (in `allowed`) */
     while (pos < n) {
         Py_ssize_t at = pos;
         prev = op;
@@ -361,14 +360,11 @@ static PyObject *run(const unsigned char *buf, Py_ssize_t n, Py_ssize_t pos, PyO
                 if (from < 2 || pos >= n || buf[pos] != 'b')
                     return bad("fields not followed by BUILD", at);
                 PyObject *inst = stack->items[from - 2];
-                if ((PyObject *)Py_TYPE(inst) != last_allowed) { /* runs of one class: asked once */
-                    int ok = PySet_Contains(allowed, (PyObject *)Py_TYPE(inst));
-                    if (ok < 0)
-                        return NULL;
-                    if (!ok)
-                        return bad("BUILD of something that is not an AST instance", at);
-                    last_allowed = (PyObject *)Py_TYPE(inst); /* borrowed: `allowed` holds it */
-                }
+                int ok = PySet_Contains(allowed, (PyObject *)Py_TYPE(inst));
+                if (ok < 0)
+                    return NULL;
+                if (!ok)
+                    return bad("BUILD of something that is not an AST instance", at);
                 for (Py_ssize_t i = from; i < stack->len; i += 2) {
                     PyObject *k = stack->items[i];
                     if (!field_name(k) || stack->items[i + 1] == direct_state)

@@ -8,11 +8,12 @@
  * float, str, tuple, list, dict (exact types), and instances of the types in `classes` (a dict
  * type -> (module, qualname): plain dataclasses whose pickle is NEWOBJ of the class and BUILD of
  * the instance's __dict__, which tlop.frontend.checked_cache checks before it names them; or
- * type -> (module, qualname, slot names): classes with slots and no __dict__, whose pickle is
- * NEWOBJ and BUILD of (None, {slot: value}), restored by setattr).
+ * type -> (module, qualname, slot names): classes with plain slots and no __dict__, whose pickle
+ * is NEWOBJ and BUILD of (None, {slot: value}), restored by setattr; or the same with True after
+ * the slot names: a value class (spans), written each time it is met, never through the memo).
  * Anything else goes through `reduce(obj)`, a Python function returning obj.__reduce_ex__(4);
  * its callable and arguments are written as pickle writes them (NEWOBJ for copyreg.__newobj__,
- * REDUCE otherwise; BUILD of a state).  About three times faster than pickle.dumps on the IR,
+ * REDUCE otherwise; BUILD of a state).  About seven times faster than pickle.dumps on the IR,
  * which spends most of its time in the reduce protocol of each node.
  *
  * What it does not do: every object pickle can.  A reduce value with list or dict items, a
@@ -45,7 +46,7 @@ typedef struct {
     memo_entry hot[HOT]; /* objects met again and again (field names, classes, the source):
                           * direct-mapped on the address, in front of the memo */
     PyObject *keep;    /* list: objects memoised that the caller does not hold (reduce results) */
-    PyObject *classes; /* dict: type -> (module, qualname) */
+    PyObject *classes; /* dict: type -> a class entry (see class_entry) */
     PyObject *reduce;  /* callable: obj -> obj.__reduce_ex__(4) */
     PyObject *newobj;  /* copyreg.__newobj__ */
     Py_ssize_t next;   /* the next memo index */
@@ -176,6 +177,8 @@ static int refuse(const char *what)
 }
 
 static int save(enc *e, PyObject *o);
+
+#define BAD_ENTRY "a class entry that is not (module, qualname[, slot names[, True]])"
 
 /* a `classes` value: (module, qualname), or (module, qualname, tuple of slot names (str)), or
  * (module, qualname, tuple of slot names, True) for a value class (see save_instance) */
@@ -414,7 +417,7 @@ static int save_reduced(enc *e, PyObject *o)
         Py_DECREF(rv);
         if (names == NULL)
             return -1;
-        return class_entry(names) ? save_instance(e, o, names) : refuse("a class entry that is not (module, qualname[, slot names])");
+        return class_entry(names) ? save_instance(e, o, names) : refuse(BAD_ENTRY);
     }
     int r = -1;
     if (!PyTuple_Check(rv) || PyTuple_GET_SIZE(rv) < 2 || PyTuple_GET_SIZE(rv) > 5) {
@@ -518,7 +521,7 @@ static int save(enc *e, PyObject *o)
         }
         if (names != NULL) /* looks in the memo itself (a value class does not) */
             r = class_entry(names) ? save_instance(e, o, names)
-                                   : refuse("a class entry that is not (module, qualname[, slot names[, True]])");
+                                   : refuse(BAD_ENTRY);
         else if ((r = memo_get(e, o)) == 0) {
             if (t == &PyDict_Type) {
                 r = op(e, '}') < 0 || memoize(e, o) < 0 || save_dict_items(e, o) < 0 ? -1 : 0;
@@ -550,7 +553,7 @@ PyObject *tlop_encode(PyObject *obj, PyObject *classes, PyObject *reduce, PyObje
     PyObject *k, *v;
     while (PyDict_Next(classes, &i, &k, &v))
         if (!PyType_Check(k) || !class_entry(v)) {
-            PyErr_SetString(PyExc_TypeError, "IR encoder: classes must map types to (module, qualname[, slot names])");
+            PyErr_SetString(PyExc_TypeError, "IR encoder: " BAD_ENTRY);
             return NULL;
         }
     enc e = {0};
