@@ -2,8 +2,7 @@
 baseline revision measured in the same run (issue 14, item 8).
 
 The file is ``bench_frontend_scale.source(N)`` (one ``def`` for every four ``algorithm``s, each
-algorithm calling a def).  It is parsed once (native parser when built, else the Python ANTLR
-parser), with the cyclic garbage collector paused as ``tlop check`` does; then ``elaborate`` runs
+algorithm calling a def).  It is parsed once (the ANTLR parser), with the cyclic garbage collector paused as ``tlop check`` does; then ``elaborate`` runs
 ``--repeat`` times and the least CPU time (``time.process_time``: the machine is shared) is kept.
 
 ``--against REV`` measures the same file with the compiler of git revision ``REV`` too (default
@@ -11,9 +10,7 @@ parser), with the cyclic garbage collector paused as ``tlop check`` does; then `
 (``git archive``) into a temporary directory laid out as the installed package ``tlop`` and
 this script runs there in a child process; the two measurements alternate ``--rounds`` times, so
 a change in the machine's load hits both.  Printed: each side's best µs per declaration and the
-ratio baseline / this tree (> 1: this tree is faster).  A revision whose grammar differs needs its
-own native parser: it is built in the export when Go is installed (the Go build cache makes
-that quick); without Go its child parses with the Python parser (slow at 10⁵).
+ratio baseline / this tree (> 1: this tree is faster).
 
 Run: ``python bench/bench_elaborate.py [--n 30000] [--against main]`` (about a minute).
 """
@@ -59,7 +56,7 @@ def measure(n: int, repeat: int) -> float:
 
 def export(rev: str, into: Path) -> Path:
     """An importable copy of revision ``rev``: ``into/tlop`` laid out as the installed package
-    (``pyproject.toml``'s package-dir), and its grammar with this tree's built native parser."""
+    (``pyproject.toml``'s package-dir)."""
     archive = into / "src.tar"
     with open(archive, "wb") as out:
         subprocess.run(["git", "-C", str(ROOT), "archive", rev, "compiler", "runtime", "stdlib", "grammar"],
@@ -71,17 +68,8 @@ def export(rev: str, into: Path) -> Path:
     shutil.copytree(src / "runtime", pkg / "runtime")
     shutil.copytree(src / "stdlib", pkg / "stdlib")
     shutil.copytree(src / "grammar" / "_antlr", pkg / "_antlr")
-    built = ROOT / "grammar" / "native" / "_build"
-    if built.is_dir():  # used only when the revision's grammar hashes to the same library
-        shutil.copytree(built, src / "grammar" / "native" / "_build", dirs_exist_ok=True)
     (into / "pkg").mkdir()
     pkg.rename(into / "pkg" / "tlop")
-    (into / "pkg" / "grammar").symlink_to(src / "grammar")  # native.py looks for ../../grammar
-    # its own native parser when its grammar differs (needs Go; without it the revision parses
-    # with the Python parser: slower, and the AST it elaborates is laid out differently in memory)
-    env = dict(os.environ, PYTHONPATH=str(into / "pkg"))
-    subprocess.run([sys.executable, "-m", "tlop.frontend.native"], env=env, cwd=tempfile.gettempdir(),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return into / "pkg"
 
 
@@ -108,11 +96,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:
         import tlop
-        from tlop.frontend import native
-
         seconds = measure(args.n, args.repeat)
-        print(json.dumps({"seconds": seconds, "tlop": tlop.__file__,
-                          "parser": "native" if native.available() else "python"}))
+        print(json.dumps({"seconds": seconds, "tlop": tlop.__file__, "parser": "ANTLR"}))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         base_path = export(args.against, Path(tmp)) if args.against else None

@@ -20,18 +20,6 @@ except ImportError:  # pragma: no cover - hypothesis is in the test extra
     pass
 
 
-def pytest_sessionstart(session):
-    """Build the native parser (tlop.frontend.native) when Go is installed, so the suite runs on
-    it as users with it do; without Go every test runs on the reference parser and the native
-    parser's own tests are skipped with the reason."""
-    from tlop.frontend import native
-
-    try:
-        native.build(quiet=True)
-    except RuntimeError:
-        pass
-
-
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite golden files from the current output instead of comparing")

@@ -18,13 +18,18 @@ def test_generated_parser_matches_grammar():
     recorded = (ROOT / "grammar" / "_antlr" / "GRAMMAR_SHA256").read_text().strip()
     actual = hashlib.sha256((ROOT / "grammar" / "Tlop.g4").read_bytes()).hexdigest()
     assert recorded == actual, "grammar/_antlr is stale: run grammar/generate.sh"
-    recorded_go = (ROOT / "grammar" / "_antlr_go" / "GRAMMAR_SHA256").read_text().strip()
-    assert recorded_go == actual, "grammar/_antlr_go is stale: run grammar/generate.sh"
+
+
+def test_one_parser_no_native_sources():
+    """One front end: the ANTLR grammar and its Python target, no second parser in another language."""
+    assert not (ROOT / "grammar" / "native").exists()
+    assert not (ROOT / "grammar" / "_antlr_go").exists()
+    assert not list((ROOT / "grammar").rglob("*.go")) and not list((ROOT / "grammar").rglob("*.c"))
 
 
 def test_generated_files_are_marked():
-    generated = list((ROOT / "grammar" / "_antlr").glob("Tlop*.py")) + list((ROOT / "grammar" / "_antlr_go").glob("*.go"))
-    assert len(generated) == 5
+    generated = list((ROOT / "grammar" / "_antlr").glob("Tlop*.py"))
+    assert len(generated) == 3
     for f in generated:
         assert "generated, do not edit" in f.read_text().splitlines()[0]
 
@@ -79,3 +84,14 @@ def test_invalid_programs_fail_with_location(bad, capsys):
 def test_doc_comments_are_kept():
     m = parse_text("/// first line\n/// second\nalgorithm a() = 1us\n")
     assert m.decls[0].docs == ("first line", "second")
+
+
+def test_version_names_the_one_parser(capsys):
+    from tlop.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "parser: ANTLR 4.13.2 (Python runtime), generated from grammar/Tlop.g4"
+    assert "native" not in "\n".join(out).lower() and "go" not in out[1].lower().split()

@@ -1318,17 +1318,16 @@ def _run_measure(args) -> int:
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: tlop's version and which parser reads sources (the native parser's status
-    is only looked up when asked: it loads a library)."""
+    """``--version``: tlop's version and the parser that reads sources."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
                  help="show the version and the parser in use, and exit"):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from tlop.frontend import native
+        from tlop.frontend.parse import PARSER
 
-        print(f"tlop {_version()}\n{native.status()}")
+        print(f"tlop {_version()}\n{PARSER}")
         parser.exit()
 
 

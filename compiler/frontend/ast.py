@@ -13,9 +13,8 @@ from tlop.runtime.diagnostics import Span
 
 
 def _setstate(self, state) -> None:
-    """Fields from a pickle: a dict of fields (the native parser's answer, which the
-    restricted reader in :mod:`tlop.frontend.native` reads) or the list of field values that
-    a slotted dataclass's own ``__getstate__`` gives (``copy``, ``pickle``)."""
+    """Fields from a pickle: a dict of fields or the list of field values that a slotted
+    dataclass's own ``__getstate__`` gives (``copy``, ``pickle``)."""
     names = [f.name for f in fields(self)]
     if isinstance(state, dict):
         if not set(state) <= set(names):

@@ -14,9 +14,7 @@ only when all of these still hold, otherwise it is rebuilt:
 * every file is still reported under the same name (relative names depend on the working
   directory).
 
-Entries are written by :func:`dumps`: the C writer of ``grammar/native/cpython/irencode.c`` when
-it is built (with the native parser), else :func:`pickle.dumps`; both are read by
-:func:`pickle.loads`.
+Entries are written by :func:`pickle.dumps` and read by :func:`pickle.loads`.
 
 Integrity: entries are Python pickles, so they are never unpickled unless their HMAC-SHA256
 verifies under a per-user secret key (32 random bytes in ``<cache>/ir/key``, created with mode
@@ -38,16 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import inspect
 import os
 import pickle
 import sys
-import types
 from pathlib import Path
 from typing import Optional
 
 from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, trusted_directory, user_cache_dir
-from tlop.runtime.diagnostics import Span
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
 
@@ -205,84 +200,8 @@ def put(path: Path, modules: list, elaborated) -> bool:
 
 
 # ---------------------------------------------------------------------------------- writing
-#: types the C writer writes directly, learnt the first time one is met: type ->
-#: (module, qualname) for NEWOBJ then BUILD of the instance's __dict__, or
-#: (module, qualname, slot names) for NEWOBJ then BUILD of (None, {slot: value}), with True
-#: after them for a class of :data:`_VALUE_CLASSES`
-_PLAIN: dict = {}
-#: classes of values (equal by their fields, never compared by identity) that the C writer
-#: writes each time it meets one instead of keeping one copy through the memo: a span is
-#: shared by an AST node and its IR node but hardly ever met twice in the IR, and the memo of
-#: the million spans of 10⁵ declarations would take hundreds of MB
-_VALUE_CLASSES = (Span,)
-
-
-def _plain(cls):
-    """How pickle writes an instance of ``cls``, when that is NEWOBJ of the class and a BUILD
-    that :func:`pickle.loads` applies without calling the class's code: ``(module, qualname)``
-    when the state is the instance's ``__dict__``; ``(module, qualname, slot names)`` when
-    ``cls`` has slots and no ``__dict__`` (the state ``(None, {slot: value})``, restored with
-    ``object.__setattr__``), each slot a plain member; None otherwise — a reduce, getstate,
-    setstate or getnewargs of its own, a ``__new__``, ``__setattr__``, ``__getattr__`` or
-    ``__getattribute__`` of its own with slots, or a class not reachable under its module and
-    qualname."""
-    import copyreg
-
-    if cls in copyreg.dispatch_table or cls.__new__ is not object.__new__:
-        return None
-    for name, default in (("__reduce_ex__", object.__reduce_ex__), ("__reduce__", object.__reduce__),
-                          ("__getstate__", object.__getstate__)):
-        if getattr(cls, name, None) is not default:
-            return None
-    if any(hasattr(cls, n) for n in ("__setstate__", "__getnewargs_ex__", "__getnewargs__")):
-        return None
-    target = sys.modules.get(cls.__module__)
-    for part in cls.__qualname__.split("."):
-        target = getattr(target, part, None)
-    if target is not cls:
-        return None
-    names = (cls.__module__, cls.__qualname__)
-    slotted = ["__slots__" in vars(k) for k in cls.__mro__[:-1]]
-    if not any(slotted):
-        return names
-    if cls.__setattr__ is not object.__setattr__ or not all(slotted):
-        return None  # a frozen class; a base without slots gives instances a __dict__
-    if cls.__dictoffset__ or cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
-        return None  # a __dict__ among the slots; reads that may make new objects
-    slots = copyreg._slotnames(cls)
-    # each slot a plain member (the value it holds is the value read: no descriptor of a
-    # subclass or property in the way, so what the C writer memoises stays alive)
-    if not all(isinstance(inspect.getattr_static(cls, n, None), types.MemberDescriptorType) for n in slots):
-        return None
-    entry = names + (tuple(slots),)
-    return entry + (True,) if cls in _VALUE_CLASSES else entry
-
-
-def _reduce(obj):
-    """The C writer's way out for a type it does not write itself: learns plain types, gives
-    the reduce value of others (what pickle would write)."""
-    cls = type(obj)
-    if cls not in _PLAIN:
-        names = _plain(cls)
-        if names is not None:
-            _PLAIN[cls] = names
-    return obj.__reduce_ex__(4)
-
-
 def dumps(record) -> bytes:
-    """A pickle of ``record`` for :func:`pickle.loads`: written by the C writer of
-    ``grammar/native/cpython/irencode.c`` when it is built (about three times faster on the IR),
-    else by :func:`pickle.dumps`, the reference — also when the C writer refuses something."""
-    from tlop.frontend.native import ir_encoder
-
-    encode = ir_encoder()
-    if encode is not None:
-        import copyreg
-
-        try:
-            return encode(record, _PLAIN, _reduce, copyreg.__newobj__)
-        except ValueError:  # something it does not write: the reference does
-            pass
+    """A pickle of ``record`` for :func:`pickle.loads`."""
     return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -1,11 +1,10 @@
-"""Parsing: source text → AST with spans, by the native parser or the reference one.
+"""Parsing: source text → AST with spans, by the one parser: ANTLR 4's Python runtime.
 
-What it does: gives a source to the native parser (:mod:`tlop.frontend.native`, when built) and,
-whatever that one does not answer (every source with an error, or any source when it is not
-built), to the reference parser (:mod:`tlop.frontend.reference_parser`, the Python ANTLR
-runtime), which reports the errors.  The reference parser, and ANTLR with it, is imported only
-when it is needed: a ``tlop`` command on valid files with the native parser never imports it
-(about 40 ms of start-up).
+What it does: gives a source to the ANTLR parser generated from ``grammar/Tlop.g4``
+(:mod:`tlop.frontend.reference_parser`), which builds the AST or reports every syntax error with
+its span.  The parser module, and ANTLR with it, is imported only when a source is parsed: a
+``tlop`` command whose files are all answered by the checked-IR cache
+(:mod:`tlop.frontend.checked_cache`) never imports it.
 
 What it does not do: resolve imports or names, or check types.
 """
@@ -15,26 +14,21 @@ from __future__ import annotations
 from tlop.frontend import ast as A
 from tlop.runtime.diagnostics import Source
 
-__all__ = ["parse_source", "parse_reference", "parse_expression", "parse_text"]
+__all__ = ["parse_source", "parse_reference", "parse_expression", "parse_text", "PARSER"]
+
+#: what ``tlop --version`` says reads sources
+PARSER = "parser: ANTLR 4.13.2 (Python runtime), generated from grammar/Tlop.g4"
 
 
 def parse_source(source: Source) -> A.Module:
-    """Parse one source; raises :class:`TlopError` with every syntax error found.  The native
-    parser (:mod:`tlop.frontend.native`, when built) parses it first; the ANTLR parser is the
-    reference, and parses whatever the native one does not (every source with an error)."""
-    from tlop.frontend import native
-
-    module = native.parse(source)
-    if module is not None:
-        return module
-    return parse_reference(source)
-
-
-def parse_reference(source: Source) -> A.Module:
-    """Parse one source with the Python ANTLR parser (the reference of the native one)."""
+    """Parse one source; raises :class:`TlopError` with every syntax error found."""
     from tlop.frontend import reference_parser
 
     return reference_parser.parse_reference(source)
+
+
+#: the same function under its older name (the ANTLR parser was once the reference of a second one)
+parse_reference = parse_source
 
 
 def parse_expression(source: Source) -> A.Expr:

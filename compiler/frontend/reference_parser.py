@@ -1,12 +1,11 @@
-"""The reference parser: source text → AST with spans, with the Python ANTLR runtime.
+"""The parser: source text → AST with spans, with the Python ANTLR runtime.
 
 What it does: runs the ANTLR-generated lexer and parser (``tlop._antlr``) with ANTLR's console
 listeners removed, collects every syntax error as a :class:`~tlop.runtime.diagnostics.Diagnostic` with a
 span, and builds :mod:`tlop.ast` nodes from the parse tree.  Number literals are split into value
-and unit here (an unknown unit is reported later by the checker, which knows the context).  It is
-the reference of the native parser (:mod:`tlop.frontend.native`) and parses whatever that one
-does not, every source with an error included; :mod:`tlop.frontend.parse` chooses, and imports
-this module (and ANTLR) only when it is needed.
+and unit here (an unknown unit is reported later by the checker, which knows the context).
+:mod:`tlop.frontend.parse` imports this module (and ANTLR) only when a source is parsed, not when
+the checked-IR cache answers.
 
 What it does not do: resolve imports or names, or check types.
 """
@@ -450,7 +449,7 @@ def _guarded(source: Source, run):
 
 
 def parse_reference(source: Source) -> A.Module:
-    """Parse one source with the Python ANTLR parser (the reference of the native one)."""
+    """Parse one source with the Python ANTLR parser."""
     sink = DiagnosticSink()
     parser, _ = _parser(source, sink)
     tree = _guarded(source, parser.program)
