@@ -1,0 +1,78 @@
+"""The libraries' algorithm catalogues: per collective, every algorithm of Open MPI 5.0's
+``coll/tuned`` and MPICH 4.x's collective selection, and the stdlib schedule that follows it.
+
+What it does: :class:`LibraryAlgorithm` describes one library algorithm — the library, its own
+name and id (Open MPI's ``coll_tuned`` algorithm number, MPICH's ``MPIR_<Coll>_intra_<name>``
+function), the stdlib schedule (``"coll/<collective>:<algorithm>"``, model-neutral: priced by
+τ-Lop's rules or as a LogGP/pLogP dataflow program, as the profile says) with the arguments the
+library fixes and the parameters it takes per call (segment size ``seg``, radix or fan-out ``k``,
+with the values ``tune`` searches), the source file and function it follows, and its status
+(a schedule, or why it cannot be one).  One module per collective (``bcast.py``, …) lists that
+collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.
+
+The message size ``m`` of every schedule is the library's per-rank buffer of the MPI call, in
+bytes (count × datatype size): the whole buffer for bcast, reduce and allreduce; one rank's block
+for allgather, gather, scatter and reduce_scatter_block; one pair's block for alltoall; none for
+barrier.  What each library *compares* in its decisions is derived from it where the decisions
+are (:mod:`tlop.decisions.library_size`).
+
+What it does not do: price anything or choose (``tlop tune``), or write files.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Optional
+
+__all__ = ["LibraryAlgorithm", "COLLECTIVES", "LIBRARIES", "catalogue", "find"]
+
+#: the collectives tlop decides for, in the order tables list them
+COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
+               "reduce_scatter", "reduce_scatter_block", "barrier")
+LIBRARIES = ("openmpi", "mpich")
+
+
+@dataclass(frozen=True)
+class LibraryAlgorithm:
+    """One algorithm of one library for one collective."""
+    library: str                    # "openmpi" | "mpich"
+    collective: str                 # one of COLLECTIVES
+    name: str                       # the library's own name: Open MPI "binomial", MPICH "binomial"
+    id: object                      # Open MPI: coll_tuned algorithm number (int); MPICH: "MPIR_Bcast_intra_binomial"
+    schedule: Optional[str]         # "coll/bcast:ompi_binomial", None when it cannot be a schedule
+    source: str                     # "ompi/mca/coll/base/coll_base_bcast.c: ompi_coll_base_bcast_intra_binomial"
+    status: str = "schedule"        # "schedule", or "not expressible: <reason>"
+    fixed: dict = field(default_factory=dict)     # schedule arguments the library fixes, e.g. {"k": 2}
+    searched: dict = field(default_factory=dict)  # parameter -> candidate values tune tries, e.g. {"seg": (1024, 8192)}
+    constraint: str = ""            # when the library runs it at all, in words ("P a power of two", "commutative op")
+    pow2_only: bool = False         # the library runs it only for P a power of two (falls back otherwise)
+    mpich_params: tuple = ()        # MPICH JSON leaf parameters, "name=value" ("{k}", "{seg}" filled in)
+    note: str = ""                  # where the schedule departs from the library, and why
+
+    @property
+    def key(self) -> str:
+        return f"{self.library}:{self.collective}:{self.name}"
+
+
+def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -> list:
+    """Every :class:`LibraryAlgorithm` (of ``collective`` and ``library`` when given), in the
+    catalogue modules' order."""
+    out = []
+    for coll in COLLECTIVES if collective is None else (collective,):
+        try:
+            mod = importlib.import_module(f"tlop.decisions.catalogue.{coll}")
+        except ModuleNotFoundError as e:
+            if e.name != f"tlop.decisions.catalogue.{coll}":
+                raise
+            continue
+        out.extend(a for a in mod.ALGORITHMS if library is None or a.library == library)
+    return out
+
+
+def find(library: str, collective: str, name: str) -> LibraryAlgorithm:
+    """The algorithm ``name`` (or id) of ``library`` for ``collective``; KeyError if none."""
+    for a in catalogue(collective, library):
+        if a.name == name or a.id == name or str(a.id) == str(name):
+            return a
+    raise KeyError(f"{library} has no {collective} algorithm {name!r}")
