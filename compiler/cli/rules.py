@@ -134,7 +134,7 @@ def add_explain_arguments(p):
                    help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
     g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
     g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
-    from tlop.cli.main import _add_config_options
+    from tlop.cli.common import _add_config_options
 
     _add_config_options(g)
     g.add_argument("--derive", action="store_true",
@@ -180,7 +180,7 @@ def run_explain_stages(args, load) -> int:
     from tlop import ir
     from tlop.analysis.stages import explain_stages, explanation_json, explanation_lines
     from tlop.backends.binding import bind_mapping
-    from tlop.cli.main import _add_config_options, _fmt_arg, _mapping, _point, _profile
+    from tlop.cli.common import _add_config_options, _fmt_arg, _mapping, _point, _profile
 
     mixed = [flag for attr, flag in _DERIVATION_OPTIONS.items() if getattr(args, attr, None)]
     if mixed:
