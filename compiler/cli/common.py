@@ -19,11 +19,24 @@ from tlop.cli import format as fmt
 from tlop.cli.table import LONG_TABLE, print_table
 
 
-def _load(name):
+def _load(name, args=None):
+    """The module ``name``; a model-neutral one (``stdlib/coll``) loaded for ``--model`` or, without
+    it, for the model of ``--profile`` (:func:`tlop.runtime.profile.default_model`)."""
     from tlop.api import load
     from tlop.frontend.limits import keep_alive
 
     module = load(name)
+    if module.model_neutral and args is not None and hasattr(args, "profile"):
+        model = getattr(args, "model", None)
+        if model is None:
+            from tlop.runtime.profile import default_model
+
+            model = default_model(_profile(args))
+        module = module.for_model(model)
+    elif getattr(args, "model", None) is not None and not module.model_neutral:
+        raise TlopError(f"--model {args.model}: {printable(str(name))} is not model-neutral (it imports its model's "
+                        f"platform itself); --model chooses the model of a module that imports \"@model/platform.tlop\", "
+                        f"such as coll/bcast")
     keep_alive(module)  # freed by the process's exit, not object by object when the command returns
     return module
 
@@ -304,6 +317,9 @@ _print_table = print_table
 
 def _add_profile_options(p):
     p.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    p.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's first: "
+                        "taulop when it has tau-Lop tables)")
     p.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),

@@ -224,7 +224,7 @@ def _add_package_commands(sub):
             p.set_defaults(run=rules_cli.run_rules)
         elif name == "explain":
             rules_cli.add_explain_arguments(p)
-            p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+            p.set_defaults(run=lambda a: rules_cli.run_explain(a, lambda name: _load(name, a)))
         else:
             rules_cli.add_prove_arguments(p)
             p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))
