@@ -45,7 +45,7 @@ from typing import Optional
 from tlop.decisions.library_size import mpich_sizes
 from tlop.decisions.openmpi_defaults import Decision
 
-__all__ = ["decide", "default_tree", "leaf_params", "SOURCE"]
+__all__ = ["decide", "default_tree", "known_algorithms", "leaf_params", "SOURCE"]
 
 SOURCE = ("src/mpi/coll/src/csel.c MPIR_Csel_search, MPICH v5.0.1 (f47d175fffa7ac9aecd912079be6bdb723c8e706); "
           "default tree maint/tuning/coll/mpir/generic.json as compiled into the mpich wheel's libmpi")
@@ -61,6 +61,26 @@ def default_tree(lib=None) -> dict:
         raise ValueError("MPICH's default selection tree was not found (no mpich wheel's libmpi beside this "
                          "Python); pass tree= explicitly")
     return tree
+
+
+def known_algorithms(lib=None) -> frozenset:
+    """The ``MPIR_…`` names MPICH's selection files may use: the ``"algorithm=MPIR_…"`` strings its
+    container parser compares keys with (``csel_container.c``, which aborts on any other), read
+    from the ``libmpi`` beside the interpreter (or ``lib``); empty when there is none."""
+    import re
+    import sys
+    from pathlib import Path
+
+    paths = [Path(lib)] if lib else sorted(Path(sys.prefix, "lib").glob("libmpi.so*"))
+    for path in sorted(paths, key=lambda p: p.stat().st_size if p.exists() else 0, reverse=True):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        found = frozenset(x.decode() for x in re.findall(rb"algorithm=(MPIR_[A-Za-z0-9_]+)\x00", data))
+        if found:
+            return found
+    return frozenset()
 
 
 def _pof2(n: int) -> int:

@@ -69,12 +69,24 @@ def _strict(node):
     return out
 
 
-def write(rules, base: Optional[dict] = None) -> str:
+def write(rules, base: Optional[dict] = None, known=None) -> str:
     """The JSON text of an MPICH selection file: ``base`` (MPICH's default tree) with the
-    collectives of ``rules`` (MPICH algorithms) replaced."""
+    collectives of ``rules`` (MPICH algorithms) replaced.  Every algorithm must be one MPICH's
+    parser knows — ``known``, by default :func:`tlop.decisions.mpich_defaults.known_algorithms`
+    (read from the wheel's libmpi; not checked when there is none): MPICH aborts at start-up on
+    any other (``csel_container.c`` l. 845-846, "unrecognized key")."""
+    from tlop.decisions.mpich_defaults import known_algorithms
+
     per = table(rules, "mpich")
     if not per:
         raise ValueError("no rules: an MPICH selection file needs at least one")
+    known = known_algorithms() if known is None else frozenset(known)
+    for by_p in per.values():
+        for rs in by_p.values():
+            for r in rs:
+                if r.algorithm is not None and known and r.algorithm.id not in known:
+                    raise ValueError(f"MPICH has no algorithm {r.algorithm.id!r} (its selection parser aborts on "
+                                     f"unknown names)")
     if base is None:
         from tlop.decisions.mpich_defaults import default_tree
 

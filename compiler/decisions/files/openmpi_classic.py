@@ -42,6 +42,7 @@ or not), or choose.
 from __future__ import annotations
 
 from tlop.decisions.library_size import compared_size
+from tlop.decisions.openmpi_defaults import NAMES
 from tlop.decisions.rules import table
 
 __all__ = ["write", "COLLECTIVE_IDS"]
@@ -96,6 +97,9 @@ def write(rules, header=(), default_below: bool = True) -> str:
                     alg, name, fan, seg = 0, "Open MPI's fixed decision", 0, 0
                 else:
                     alg, name = int(r.algorithm.id), r.algorithm.name
+                    if alg not in NAMES[coll]:
+                        raise ValueError(f"Open MPI 5.0 has no {coll} algorithm {alg} ({name}); an unknown id makes "
+                                         f"the collective fail with MPI_ERR_ARG")
                     fan = int(r.params.get("k", r.algorithm.fixed.get("k", 0) if hasattr(r.algorithm, "fixed") else 0))
                     seg = int(r.params.get("seg", 0))
                 text = f"{size} {alg} {fan} {seg}"

@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 
 from tlop.decisions.library_size import compared_size
+from tlop.decisions.openmpi_defaults import NAMES as _NAMES5
 from tlop.decisions.rules import table
 
 __all__ = ["write", "distribution", "NAMES"]
@@ -51,6 +52,15 @@ __all__ = ["write", "distribution", "NAMES"]
 NAMES = {"allgather": "allgather", "allreduce": "allreduce", "alltoall": "alltoall", "barrier": "barrier",
          "bcast": "bcast", "gather": "gather", "reduce": "reduce", "reduce_scatter": "reduce_scatter",
          "reduce_scatter_block": "reduce_scatter_block", "scatter": "scatter"}
+
+
+#: the algorithm numbers Open MPI 6.0 knows: 5.0's and the ones 6.0 added (v6.0.x
+#: coll_tuned_allreduce_decision.c 7 allgather_reduce, coll_tuned_allgather_decision.c 8
+#: direct-messaging, coll_tuned_reduce_decision.c 8 knomial)
+_IDS = {c: set(n) | {0} for c, n in _NAMES5.items()}
+_IDS["allreduce"].add(7)
+_IDS["allgather"].add(8)
+_IDS["reduce"].add(8)
 
 
 def distribution(mapping, P: int) -> str:
@@ -83,6 +93,9 @@ def write(rules, mapping=None) -> str:
                 lo = 0 if i == 0 else compared_size("openmpi", coll, P, r.m_from, kind="rules")
                 hi = ("inf" if i + 1 == len(rs)
                       else compared_size("openmpi", coll, P, rs[i + 1].m_from, kind="rules") - 1)
+                if r.algorithm is not None and int(r.algorithm.id) not in _IDS[coll]:
+                    raise ValueError(f"Open MPI 6.0 has no {coll} algorithm {r.algorithm.id} ({r.algorithm.name}); "
+                                     f"its reader drops a rule with an unknown algorithm")
                 rule = {"msg_size_min": lo, "msg_size_max": hi,
                         "alg": 0 if r.algorithm is None else int(r.algorithm.id)}
                 k = r.params.get("k", 0)
