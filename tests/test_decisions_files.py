@@ -317,3 +317,61 @@ def test_nccl_csv_rows_follow_the_example_plugin():
         nccl_csv.write([Rule("allreduce", 16, 0, None)])
     with pytest.raises(ValueError, match="no algorithm"):
         nccl_csv.write([Rule("allreduce", 16, 0, nccl("allreduce", "rings"), {"protocol": "ll", "channels": 1})])
+
+
+_DRIVER = r"""
+#include "plugin.c"
+static void quiet(ncclDebugLogLevel level, unsigned long flags, const char *file, int line, const char *fmt, ...) {}
+int main(int argc, char **argv) {
+  void *ctx = NULL;
+  if (pluginInit(&ctx, 0, (size_t)atol(argv[1]), (size_t)atol(argv[2]), quiet, NULL, NULL) != ncclSuccess) return 2;
+  int func; unsigned long long bytes;
+  while (scanf("%d %llu", &func, &bytes) == 2) {
+    float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) table[a][p] = 1.0f;
+    float *rows[NCCL_NUM_ALGORITHMS];
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) rows[a] = table[a];
+    int channels = -7;
+    pluginGetCollInfo(ctx, (ncclFunc_t)func, (size_t)bytes, 1, (float **)table, NCCL_NUM_ALGORITHMS,
+                      NCCL_NUM_PROTOCOLS, 0, &channels);
+    int ba = -1, bp = -1;
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
+      if (table[a][p] == 0.0f) { ba = a; bp = p; }
+    printf("%d %d %d\n", ba, bp, channels);
+  }
+  pluginFinalize(ctx);
+  return 0;
+}
+"""
+
+
+def test_the_example_nccl_tuner_picks_what_the_csv_rows_name(tmp_path, monkeypatch):
+    """NVIDIA's example plugin itself (tests/data/nccl_tuner_example, compiled; no GPU needed) reads
+    the written CSV and picks each rule's algorithm, protocol and channels; a size no row covers —
+    and any communicator size without rows — gets its one channel."""
+    import shutil
+    import subprocess
+
+    from tlop.runtime.mapping import parse_mapping
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the example NCCL tuner plugin")
+    src = Path(__file__).parent / "data" / "nccl_tuner_example"
+    (tmp_path / "driver.c").write_text(_DRIVER)
+    subprocess.run([cc, "-w", "-I", str(src), "-I", str(src / "nccl"), "-o", str(tmp_path / "driver"),
+                    str(tmp_path / "driver.c")], check=True, capture_output=True)
+    nccl = lambda coll, name: alg("nccl", coll, name, name)  # noqa: E731
+    rules = [Rule("allreduce", 16, 0, nccl("allreduce", "tree"), {"protocol": "ll", "channels": 2}),
+             Rule("allreduce", 16, 65536, nccl("allreduce", "ring"), {"protocol": "simple", "channels": 8}),
+             Rule("allgather", 16, 0, nccl("allgather", "pat"), {"protocol": "ll128", "channels": 4})]
+    conf = tmp_path / "tuner.csv"
+    conf.write_text(nccl_csv.write(rules, header=["test"], mapping=parse_mapping("sequential(8)")))
+    monkeypatch.setenv("NCCL_TUNER_CONFIG_FILE", str(conf))
+    # ncclFunc_t: 2 allgather, 4 allreduce; tuner.h NCCL_ALGO_*: 0 tree, 1 ring, 6 pat; NCCL_PROTO_*: 0 ll, 1 ll128, 2 simple
+    queries = [(4, 0), (4, 65535), (4, 65536), (4, 1 << 30), (2, 16 * 1024)]
+    run = lambda P, nodes: subprocess.run(  # noqa: E731
+        [str(tmp_path / "driver"), str(P), str(nodes)], input="".join(f"{f} {b}\n" for f, b in queries),
+        capture_output=True, text=True, check=True, env=dict(__import__("os").environ)).stdout.split("\n")[:-1]
+    assert run(16, 2) == ["0 0 2", "0 0 2", "1 2 8", "1 2 8", "6 1 4"]
+    assert run(8, 1) == ["-1 -1 1"] * 5          # no row for 8 ranks on one node: NCCL's choice, one channel
