@@ -97,6 +97,21 @@ def test_writers_refuse_what_the_libraries_would_reject():
         openmpi_classic.write([Rule("bcast", 4, 0, ompi("allreduce", "ring", 4))])
 
 
+def test_fan_in_out_is_written_only_where_open_mpi_reads_it():
+    chain = Rule("bcast", 4, 0, ompi("bcast", "chain", 2), {"k": 3, "seg": 1024})
+    binomial = Rule("bcast", 4, 4096, ompi("bcast", "binomial", 6), {"k": 2})
+    assert read_classic(openmpi_classic.write([chain, binomial], default_below=False))[7] == \
+        [(4, [(0, 2, 3, 1024), (4096, 6, 0, 0)])]
+    radix2 = Rule("bcast", 4, 0, ompi("bcast", "knomial", 7), {"k": 2})
+    for write in (openmpi_classic.write, openmpi_json.write):
+        with pytest.raises(ValueError, match="knomial_radix"):
+            write([radix2])
+    assert "0 7 0 0" in openmpi_classic.write([radix2], knomial_radix=2)
+    k_bruck = Rule("allgather", 4, 0, ompi("allgather", "bruck", 2), {"k": 4})   # 6.0 passes it; 5.0 does not
+    assert json.loads(openmpi_json.write([k_bruck]))["collectives"]["allgather"][0]["rules"][0]["faninout"] == 4
+    assert "0 2 0 0" in openmpi_classic.write([k_bruck])
+
+
 def test_classic_file_states_its_header_costs_and_version_only_when_needed():
     rules = [Rule("bcast", 8, 0, ompi("bcast", "binomial", 6), cost=1.5e-5),
              Rule("bcast", 8, 4096, ompi("bcast", "chain", 2), {"k": 1, "seg": 8192}, cost=2.5e-4),
@@ -273,7 +288,7 @@ def test_open_mpi_json_rules_validate_against_the_published_schema():
     assert [(c["comm_size_min"], c["comm_size_max"], c["comm_rank_distribution"]) for c in bcast] == \
         [(4, 15, "single-node"), (16, "inf", "any")]
     assert bcast[0]["rules"] == [{"msg_size_min": 0, "msg_size_max": 65535, "alg": 6},
-                                 {"msg_size_min": 65536, "msg_size_max": "inf", "alg": 7, "faninout": 4}]
+                                 {"msg_size_min": 65536, "msg_size_max": "inf", "alg": 7}]  # radix: MCA only
     assert doc["collectives"]["allgather"][0]["comm_rank_distribution"] == "any"   # 8 ranks on 2 nodes
     assert doc["collectives"]["alltoall"][0]["rules"][0]["reqs"] == 2
     one_per_node = json.loads(openmpi_json.write(rules[:1], mapping=parse_mapping("sequential(1)")))
