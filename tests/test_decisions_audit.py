@@ -106,3 +106,23 @@ def test_audit_heat_map_shows_the_ratios_with_the_flagged_cells_marked():
     ylo, yhi = ax.get_ylim()
     assert ylo > yhi                                    # P down: the first P at the top
     assert [t.get_text() for t in ax.get_yticklabels()] == [str(P) for P in Ps]
+
+
+@pytest.mark.parametrize("library, collective", [("openmpi", "bcast"), ("openmpi", "allreduce"),
+                                                 ("mpich", "allreduce"), ("mpich", "alltoall")])
+def test_audit_finds_every_default_in_the_catalogue(library, collective):
+    """With the built-in decisions and tlop's catalogue (no injection): every default of the grid
+    is a catalogue algorithm, priced, and the best is at most the default."""
+    if library == "mpich" and pytest.importorskip("tlop.runtime.tuning_files").mpich_default_selection() is None:
+        pytest.skip("no mpich wheel beside this Python")
+    seen = []
+
+    def price(a, params, P, m):
+        seen.append((a.library, a.collective))
+        return (1.0 + (hash(a.name) % 7) / 10) * (1e-6 * P + 1e-9 * m) * (1 + params.get("k", 0) / 100)
+
+    cells = audit_mod.audit(library, collective, [2, 6, 64], [16, 65536, 1 << 22], price)
+    assert len(cells) == 9 and set(seen) == {(library, collective)}
+    for c in cells:
+        assert c.default.library == library and c.note == "" and c.default_cost is not None
+        assert c.best_cost <= c.default_cost and c.ratio >= 1.0

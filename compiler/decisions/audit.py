@@ -111,6 +111,8 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
             default_cost = None
             if algorithm is None:
                 note = f"the default {decision.name} ({decision.id}) is not in tlop's catalogue"
+            elif getattr(algorithm, "schedule", "") is None:
+                note = f"the default {decision.name} has no schedule ({algorithm.status})"
             else:
                 default_cost = _finite(price(algorithm, {**dict(getattr(algorithm, "fixed", {}) or {}),
                                                          **decision.params}, P, m))
