@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tlop.decisions import library_size, mpich_defaults, openmpi_defaults
+from tlop.decisions import mpich_defaults, openmpi_defaults
 from tlop.decisions.library_size import compared_size, mpich_sizes
 
 DATA = Path(__file__).parent / "data" / "openmpi"

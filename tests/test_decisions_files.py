@@ -11,7 +11,6 @@ against the schema Open MPI publishes (tests/data/openmpi), and the NCCL example
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -344,8 +343,6 @@ int main(int argc, char **argv) {
   while (scanf("%d %llu", &func, &bytes) == 2) {
     float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) table[a][p] = 1.0f;
-    float *rows[NCCL_NUM_ALGORITHMS];
-    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++) rows[a] = table[a];
     int channels = -7;
     pluginGetCollInfo(ctx, (ncclFunc_t)func, (size_t)bytes, 1, (float **)table, NCCL_NUM_ALGORITHMS,
                       NCCL_NUM_PROTOCOLS, 0, &channels);

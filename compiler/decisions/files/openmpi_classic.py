@@ -103,8 +103,8 @@ def write(rules, header=(), default_below: bool = True, knomial_radix: int = 4) 
     reqs = any("reqs" in r.params for by_p in per.values() for rs in by_p.values() for r in rs)
     lines = ["rule-file-version-2"] if reqs else []
     lines += [f"# {_comment(h)}" for h in header]
-    lines.append(f"# written by tlop (tlop.decisions.files.openmpi_classic); per line: message size "
-                 f"(compared as Open MPI's rules do), algorithm id, fan-in/out, segment size")
+    lines.append("# written by tlop (tlop.decisions.files.openmpi_classic); per line: message size "
+                 "(compared as Open MPI's rules do), algorithm id, fan-in/out, segment size")
     lines.append(f"{len(per):<12} # number of collectives")
     for coll, by_p in per.items():
         if coll not in COLLECTIVE_IDS:
