@@ -253,3 +253,80 @@ def test_open_mpi_sends_the_messages_of_the_schedule(openmpi, tmp_path, coll, na
     expected = schedule_traffic(a.schedule, values, token=coll == "barrier")
     got = openmpi_traffic(openmpi, tmp_path, coll, m, P, {f"{coll}_algorithm": a.id, **forcing})
     assert got == expected
+
+
+#: MPICH's tags (mpir_tags.h) of the messages of each collective: the ring allreduce's allgather
+#: phase is an allgatherv
+MPICH_TAGS = {"bcast": {2}, "reduce": {11}, "allreduce": {14, 8}, "barrier": {1}}
+
+
+def mpich_traffic(tmp_path, coll, m, P, forcing):
+    """{(src, dst): (bytes, messages)} of MPICH's collective with ``forcing`` (CVARs), from the
+    libfabric trace of each rank's receives between the markers (as tests/_mpich_helpers.py)."""
+    from _mpich_helpers import _COMPLETION, _FI_RECV, TRACED
+
+    from tlop.runtime.measure.launch import find_mpiexec
+
+    script = tmp_path / "traced.py"
+    script.write_text(COLL)
+    out = tmp_path / f"trace-{coll}-{m}-{P}-{'-'.join(map(str, forcing.values()))}"
+    out.mkdir(exist_ok=True)
+    env = dict(os.environ, **TRACED, **forcing)
+    env.pop("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", None)
+    r = subprocess.run([find_mpiexec(), "-n", str(P), sys.executable, str(script), coll, str(m), str(out)],
+                       capture_output=True, env=env, timeout=300)
+    logs = {k: (out / f"trace.{k}").read_text(errors="replace") if (out / f"trace.{k}").exists() else ""
+            for k in range(P)}
+    assert r.returncode == 0 and all("TLOP-CORRECT\n" in log for log in logs.values()), \
+        r.stderr.decode(errors="replace")[-1000:] + "".join(log[-1000:] for log in logs.values())
+    nbytes, count = Counter(), Counter()
+    for dst, log in logs.items():
+        assert log.count("TLOP-BEGIN\n") == 1 and log.count("TLOP-END\n") == 1, log[-2000:]
+        inside = log.split("TLOP-BEGIN\n", 1)[1].split("TLOP-END\n", 1)[0]
+        for line in inside.splitlines():
+            hit = _COMPLETION.search(line)
+            if hit and int(hit.group(1), 16) & _FI_RECV:
+                assert int(hit.group(4), 16) & 0xFF in MPICH_TAGS[coll], line  # a message of this collective
+                nbytes[(int(hit.group(3)), dst)] += int(hit.group(2))
+                count[(int(hit.group(3)), dst)] += 1
+    return {k: (nbytes[k], count[k]) for k in count}
+
+
+@pytest.fixture(scope="module")
+def mpich():
+    pytest.importorskip("mpi4py")
+    from tlop.runtime.tuning_files import mpich_default_selection
+
+    if mpich_default_selection() is None:
+        pytest.skip("MPICH's library (the mpich wheel) is not beside this Python")
+
+
+#: (collective, CVAR algorithm name, P, m, schedule arguments, CVARs beyond the algorithm's)
+MPICH_CASES = [
+    ("bcast", "binomial", 3, 4096, {}, {}),
+    ("bcast", "scatter_recursive_doubling_allgather", 4, 4096, {}, {}),
+    ("bcast", "scatter_ring_allgather", 3, 4096, {}, {}),
+    ("bcast", "tree", 4, 4096, {"k": 2}, {"MPIR_CVAR_BCAST_TREE_TYPE": "kary", "MPIR_CVAR_BCAST_TREE_KVAL": "2"}),
+    ("bcast", "pipelined_tree", 4, 40000, {"k": 2, "seg": 16384},
+     {"MPIR_CVAR_BCAST_TREE_TYPE": "kary", "MPIR_CVAR_BCAST_TREE_KVAL": "2",
+      "MPIR_CVAR_BCAST_TREE_PIPELINE_CHUNK_SIZE": "16384"}),
+    ("reduce", "binomial", 3, 4096, {}, {}),
+    ("allreduce", "recursive_doubling", 3, 4096, {}, {}),
+    ("allreduce", "reduce_scatter_allgather", 3, 4096, {}, {}),
+    ("allreduce", "ring", 3, 4096, {}, {}),
+    ("barrier", "k_dissemination", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "2"}),
+    ("barrier", "k_dissemination", 4, 0, {"k": 3}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "3"}),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("coll, name, P, m, args, forcing", MPICH_CASES,
+                         ids=[f"{c[0]}-{c[1]}-P{c[2]}" for c in MPICH_CASES])
+def test_mpich_sends_the_messages_of_the_schedule(mpich, tmp_path, coll, name, P, m, args, forcing):
+    from tlop.decisions.catalogue import find
+
+    a = find("mpich", coll, name)
+    values = {"P": P, **({"m": m} if coll != "barrier" else {}), **a.fixed, **args}
+    expected = schedule_traffic(a.schedule, values, token=coll == "barrier")
+    got = mpich_traffic(tmp_path, coll, m, P, {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": name, **forcing})
+    assert got == expected
