@@ -106,11 +106,12 @@ def _distinct():
 @pytest.mark.parametrize("a", _distinct(), ids=lambda a: a.key)
 def test_every_schedule_prices_to_a_finite_positive_cost(a, model, profile):
     h = _handle(a.schedule, model)
-    for P in range(2, 10):
+    # τ-Lop at every P = 2 … 9; the dataflow models (slower to evaluate) at P = 2, 3, 5, 8, 9
+    for P in range(2, 10) if model == "taulop" else (2, 3, 5, 8, 9):
         if not _runs_at(a, P):
             continue
         for m in (1, 1024, 1 << 20):
-            args = _point(a, P, m, seg=65536)
+            args = _point(a, P, m, seg=262144)
             t = float(h.evaluate(profile, mapping="sequential(4)", **args))
             assert math.isfinite(t) and t > 0, (a.key, model, args, t)
 
@@ -348,3 +349,46 @@ def test_mpich_sends_the_messages_of_the_schedule(mpich, tmp_path, coll, name, P
     expected = schedule_traffic(a.schedule, values, token=coll == "barrier")
     got = mpich_traffic(tmp_path, coll, m, P, {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": name, **forcing})
     assert got == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# (3) the published closed forms: pLogP's broadcast rows (paper 004, Table 1), under the rows' own
+# assumption that a send's overheads fit in its gap (the random profiles of
+# tests/test_schedule_closed_forms.py), priced as the same schedules' dataflow programs
+
+
+def _plogp_bcast(name):
+    return _handle(f"coll/bcast:{name}", "plogp")
+
+
+try:
+    from hypothesis import given, settings, strategies as st
+    from test_schedule_closed_forms import plogp_profiles, row, run, same
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    given = None
+
+if given is not None:
+    @settings(max_examples=8, deadline=None)
+    @given(prof=plogp_profiles(), P=st.integers(2, 12), m=st.sampled_from([1.0, 100.0, 4096.0, 50000.0]),
+           k=st.integers(1, 4))
+    def test_the_libraries_flat_and_chain_broadcasts_are_the_plogp_rows(prof, P, m, k):
+        from tlop.api import load
+
+        PB = load("plogp/bcast")
+        assert same(run(_plogp_bcast("ompi_basic_linear"), prof, P=P, m=m), row(PB["flat"], prof, P=P, m=m))
+        assert same(run(_plogp_bcast("ompi_pipeline"), prof, P=P, m=m, seg=0), row(PB["chain"], prof, P=P, m=m))
+        assert same(run(_plogp_bcast("ompi_chain"), prof, P=P, m=m, seg=0, k=1), row(PB["chain"], prof, P=P, m=m))
+        assert same(run(_plogp_bcast("ompi_pipeline"), prof, P=P, m=k * m, seg=m),
+                    row(PB["chain_segmented"], prof, P=P, m=k * m, s=m))
+
+    @settings(max_examples=8, deadline=None)
+    @given(prof=plogp_profiles(), n=st.integers(1, 4), m=st.sampled_from([1.0, 100.0, 4096.0, 50000.0]))
+    def test_both_libraries_binomial_broadcasts_are_the_plogp_row_for_powers_of_two(prof, n, m):
+        from tlop.api import load
+
+        PB = load("plogp/bcast")
+        P = 2 ** n
+        want = row(PB["binomial_closed"], prof, P=P, m=m)
+        assert same(run(_plogp_bcast("mpich_binomial"), prof, P=P, m=m), want)
+        assert same(run(_plogp_bcast("ompi_binomial"), prof, P=P, m=m, seg=0), want)
+        assert same(run(_plogp_bcast("ompi_knomial"), prof, P=P, m=m, seg=0, k=2), want)
