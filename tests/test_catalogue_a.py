@@ -333,6 +333,8 @@ MPICH_CASES = [
     ("allreduce", "recursive_doubling", 3, 4096, {}, {}),
     ("allreduce", "reduce_scatter_allgather", 3, 4096, {}, {}),
     ("allreduce", "ring", 3, 4096, {}, {}),
+    ("allreduce", "recursive_multiplying", 4, 4096, {"k": 3},
+     {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL": "3"}),
     ("barrier", "k_dissemination", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "2"}),
     ("barrier", "k_dissemination", 4, 0, {"k": 3}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "3"}),
 ]

@@ -53,10 +53,9 @@ ALGORITHMS = [
     _m("ring", "mpich_ring", "allreduce_intra_ring.c", "MPIR_Allreduce_intra_ring", constraint="commutative op",
        note="the allgather phase is MPIR_Allgatherv_intra_ring over the ring's blocks, one message per "
             "block (its pipelining of blocks above MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE not written)"),
-    _m("recursive_multiplying", None, "allreduce_intra_recursive_multiplying.c",
-       "MPIR_Allreduce_intra_recursive_multiplying",
-       status="not written: k-way exchanges among ranks grouped by powers of k with a fold for P not "
-              "a power of k; expressible, not written in this branch"),
+    _m("recursive_multiplying", "mpich_recursive_multiplying", "allreduce_intra_recursive_multiplying.c",
+       "MPIR_Allreduce_intra_recursive_multiplying", searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}",),
+       constraint="commutative op"),
     _m("tree", None, "allreduce_intra_tree.c", "MPIR_Allreduce_intra_tree",
        status="not written: pipelined knomial_1 tree reduce then bcast (chunk_size, buffer_per_child); "
               "expressible for the knomial/kary trees, not written in this branch (topology-aware "
