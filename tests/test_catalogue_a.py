@@ -274,8 +274,8 @@ def test_open_mpi_sends_the_messages_of_the_schedule(openmpi, tmp_path, coll, na
 
 
 #: MPICH's tags (mpir_tags.h) of the messages of each collective: the ring allreduce's allgather
-#: phase is an allgatherv
-MPICH_TAGS = {"bcast": {2}, "reduce": {11}, "allreduce": {14, 8}, "barrier": {1}}
+#: phase is an allgatherv, the recexch barrier an allreduce
+MPICH_TAGS = {"bcast": {2}, "reduce": {11}, "allreduce": {14, 8}, "barrier": {1, 14}}
 
 
 def mpich_traffic(tmp_path, coll, m, P, forcing):
@@ -335,6 +335,9 @@ MPICH_CASES = [
     ("allreduce", "ring", 3, 4096, {}, {}),
     ("allreduce", "recursive_multiplying", 4, 4096, {"k": 3},
      {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL": "3"}),
+    ("allreduce", "recexch", 4, 4096, {"k": 3}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "3"}),
+    ("allreduce", "recexch", 3, 4096, {"k": 2}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "2"}),
+    ("barrier", "recexch", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_RECEXCH_KVAL": "2"}),
     ("barrier", "k_dissemination", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "2"}),
     ("barrier", "k_dissemination", 4, 0, {"k": 3}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "3"}),
 ]

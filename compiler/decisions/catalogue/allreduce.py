@@ -60,9 +60,10 @@ ALGORITHMS = [
        status="not written: pipelined knomial_1 tree reduce then bcast (chunk_size, buffer_per_child); "
               "expressible for the knomial/kary trees, not written in this branch (topology-aware "
               "tree types are not expressible: they need the machine's switch/group topology)"),
-    _m("recexch", None, "allreduce_intra_recexch.c", "MPIR_Allreduce_intra_recexch",
-       status="not written: recursive exchange of radix k (MPII_Recexchalgo step1/step2 peers); "
-              "expressible, not written in this branch"),
+    _m("recexch", "mpich_recexch", "allreduce_intra_recexch.c", "MPIR_Allreduce_intra_recexch",
+       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
+       note="neighbours of MPII_Recexchalgo_get_neighbors; single_phase_recv changes when receives "
+            "are posted, not the messages"),
     _m("k_reduce_scatter_allgather", None, "allreduce_intra_k_reduce_scatter_allgather.c",
        "MPIR_Allreduce_intra_k_reduce_scatter_allgather",
        status="not written: radix-k reduce-scatter and allgather over recursive-exchange peers; "
