@@ -337,6 +337,8 @@ MPICH_CASES = [
      {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL": "3"}),
     ("allreduce", "recexch", 4, 4096, {"k": 3}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "3"}),
     ("allreduce", "recexch", 3, 4096, {"k": 2}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "2"}),
+    ("allreduce", "k_reduce_scatter_allgather", 4, 4096, {"k": 2}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "2"}),
+    ("allreduce", "k_reduce_scatter_allgather", 4, 4095, {"k": 3}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "3"}),
     ("barrier", "recexch", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_RECEXCH_KVAL": "2"}),
     ("barrier", "k_dissemination", 3, 0, {"k": 2}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "2"}),
     ("barrier", "k_dissemination", 4, 0, {"k": 3}, {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "3"}),

@@ -64,10 +64,10 @@ ALGORITHMS = [
        searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
        note="neighbours of MPII_Recexchalgo_get_neighbors; single_phase_recv changes when receives "
             "are posted, not the messages"),
-    _m("k_reduce_scatter_allgather", None, "allreduce_intra_k_reduce_scatter_allgather.c",
-       "MPIR_Allreduce_intra_k_reduce_scatter_allgather",
-       status="not written: radix-k reduce-scatter and allgather over recursive-exchange peers; "
-              "expressible, not written in this branch"),
+    _m("k_reduce_scatter_allgather", "mpich_k_reduce_scatter_allgather",
+       "allreduce_intra_k_reduce_scatter_allgather.c", "MPIR_Allreduce_intra_k_reduce_scatter_allgather",
+       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"), constraint="commutative op",
+       note="shares m/K^(ph+1) are means of the library's blocks (equal when the participant count divides m)"),
     _m("smp", None, "allreduce_intra_smp.c", "MPIR_Allreduce_intra_smp",
        status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm) and "
               "runs the selection's own reduce/allreduce/bcast on each"),
