@@ -232,6 +232,8 @@ OMPI_CASES = [
     ("bcast", "chain", 4, 65536, {"seg": 16384, "k": 2}, {"bcast_algorithm_segmentsize": 16384,
                                                           "bcast_algorithm_chain_fanout": 2}),
     ("bcast", "pipeline", 4, 65536, {"seg": 16384}, {"bcast_algorithm_segmentsize": 16384}),
+    ("bcast", "split_binary_tree", 4, 65536, {"seg": 16384}, {"bcast_algorithm_segmentsize": 16384}),
+    ("bcast", "split_binary_tree", 5, 4096, {"seg": 0}, {}),
     ("bcast", "binary_tree", 4, 65536, {"seg": 32768}, {"bcast_algorithm_segmentsize": 32768}),
     ("bcast", "binomial", 3, 4096, {"seg": 0}, {}),
     ("bcast", "binomial", 4, 65536, {"seg": 16384}, {"bcast_algorithm_segmentsize": 16384}),

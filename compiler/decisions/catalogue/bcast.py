@@ -32,10 +32,10 @@ ALGORITHMS = [
        note="k is coll_tuned_bcast_algorithm_chain_fanout (default 4, the rules file's fan-in/out "
             "column); segments move in lock-step stages"),
     _o(3, "pipeline", "ompi_pipeline", "ompi_coll_base_bcast_intra_pipeline", searched={"seg": _SEG}),
-    _o(4, "split_binary_tree", None, "ompi_coll_base_bcast_intra_split_bintree",
-       status="not written: the two halves of the buffer go down the two subtrees of the binary "
-              "tree and are then swapped between paired ranks of the subtrees (and an odd rank "
-              "count adds a leaf exchange); expressible, not written in this branch"),
+    _o(4, "split_binary_tree", "ompi_split_binary_tree", "ompi_coll_base_bcast_intra_split_bintree",
+       searched={"seg": _SEG},
+       note="halves down the odd and even subtrees in lock-step stages, then pairwise swaps; the "
+            "swap of an odd m is written with the larger half both ways"),
     _o(5, "binary_tree", "ompi_binary_tree", "ompi_coll_base_bcast_intra_bintree", searched={"seg": _SEG},
        note="tree of ompi_coll_base_topo_build_tree(2); segments in lock-step stages"),
     _o(6, "binomial", "ompi_binomial", "ompi_coll_base_bcast_intra_binomial", searched={"seg": _SEG},
