@@ -239,6 +239,7 @@ OMPI_CASES = [
     ("bcast", "binomial", 4, 65536, {"seg": 16384}, {"bcast_algorithm_segmentsize": 16384}),
     ("bcast", "knomial", 4, 4096, {"seg": 0, "k": 4}, {}),
     ("bcast", "scatter_allgather", 4, 4096, {}, {}),
+    ("bcast", "scatter_allgather", 3, 4096, {}, {}),
     ("bcast", "scatter_allgather_ring", 3, 4096, {}, {}),
     ("reduce", "linear", 4, 4096, {}, {}),
     ("reduce", "chain", 4, 65536, {"seg": 32768, "k": 2}, {"reduce_algorithm_segmentsize": 32768,
@@ -325,6 +326,7 @@ def mpich():
 MPICH_CASES = [
     ("bcast", "binomial", 3, 4096, {}, {}),
     ("bcast", "scatter_recursive_doubling_allgather", 4, 4096, {}, {}),
+    ("bcast", "scatter_recursive_doubling_allgather", 3, 4096, {}, {}),
     ("bcast", "scatter_ring_allgather", 3, 4096, {}, {}),
     ("bcast", "tree", 4, 4096, {"k": 2}, {"MPIR_CVAR_BCAST_TREE_TYPE": "kary", "MPIR_CVAR_BCAST_TREE_KVAL": "2"}),
     ("bcast", "pipelined_tree", 4, 40000, {"k": 2, "seg": 16384},
