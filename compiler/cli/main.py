@@ -48,6 +48,8 @@ PACKAGE_COMMANDS = {
     "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
     "tune": "pick the cheapest library algorithm per (P, m) and write Open MPI / MPICH selection files",
     "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
+    "tune-check": "run the MPI library's collective with its default and with a tuning file: times, ratio, "
+                  "and which algorithm ran",
 }
 
 
@@ -204,6 +206,12 @@ def _add_package_commands(sub):
 
             validate_cli.add_arguments(p)
             p.set_defaults(run=validate_cli.run)
+            continue
+        if name == "tune-check":
+            from tlop.cli import tune_check as tune_check_cli
+
+            tune_check_cli.add_arguments(p)
+            p.set_defaults(run=tune_check_cli.run)
             continue
         if name == "measure":
             from tlop.runtime.measure import cli as measure_cli
