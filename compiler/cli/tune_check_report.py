@@ -181,7 +181,7 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
 
     args = ctx["args"]
     runs = [r for r in records if r.get("kind") == "run" and r.get("role") == "tune-check"]
-    libs = sorted({r.get("mpi", {}).get("library", "") for r in runs} - {""})
+    libs = sorted({" ".join(r.get("mpi", {}).get("library", "").split()) for r in runs} - {""})
     hosts = sorted({h for r in runs for h in (r.get("hosts_by_rank") or [])})
     loads = [r["load"][0] for r in runs if r.get("load")]
     digest = hashlib.sha256(Path(ctx["file"]).read_bytes()).hexdigest()[:16]
@@ -214,9 +214,13 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
         f"- ranges: " + ", ".join(f"{k}={v}" for k, v in ctx["ranges"].items())
         + f"; m is the bytes of each rank's buffer of the MPI call",
         f"- method: {args.rounds} round(s) of one launch with the default and one with the file (A B A B …; a "
-        f"library reads its selection at MPI_Init); in each launch every cell is timed without a barrier "
-        f"(ReproMPI-style window start on clocks synchronised to rank 0; a sample is the last rank's end; late "
-        f"windows dropped), ≥{args.min_reps} samples or {args.time_cap:g} s per cell and launch; samples pooled "
+        f"library reads its selection at MPI_Init); in each launch every cell is timed adaptively: "
+        + (f"each sample is a batch of back-to-back calls over its length, no barrier between the calls (one "
+           f"before each batch), the maximum over ranks"
+           if getattr(args, "timing", "batch") == "batch" else
+           "ReproMPI-style window start on clocks synchronised to rank 0, one call per sample, a sample is the "
+           "last rank's end, windows started late dropped")
+        + f"; ≥{args.min_reps} samples or {args.time_cap:g} s per cell and launch; samples pooled "
         f"over the rounds; the ratio's 95% interval is a percentile bootstrap of median(file)/median(default); "
         f"'rounds' is the range of the per-round ratios; every sample is in samples.jsonl",
         f"- which algorithm ran: one call per size with the file, with the named algorithm forced by the "
@@ -239,7 +243,7 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
                      f"{c.ran}. {timing}.")
         w = c.witness
         if "file" in w:
-            lines.append(f"  - messages with the file: {describe(w.get('file'))}; forced: "
+            lines.append(f"  - messages (source→destination, bytes as the library logs them × count) with the file: {describe(w.get('file'))}; forced: "
                          f"{describe(w.get('forced_traffic')) if 'forced_traffic' in w else w.get('forced_error', '-')}"
                          f"; default: {describe(w.get('default'))}")
     note = getattr(args, "note", None)
