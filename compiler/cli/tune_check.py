@@ -285,7 +285,8 @@ def run(args) -> int:
               f"({flavor.get('version') or family})", file=sys.stderr, flush=True)
     witness = _witness(args, family, mpiexec, env_common, envs, file, rng["P"], rng["m"], out)
     progress = _Progress(todo, args.quiet)
-    bindings = {}
+    bindings = {P: ("not bound (--no-bind)" if args.no_bind else launcher_binding(mpiexec, family, P, cores, local)[1])
+                for P in rng["P"]}
     t_start = time.time()
     load_start = _load()
     try:
@@ -293,8 +294,7 @@ def run(args) -> int:
             pending = [c for c in cells if c["key"] not in done]
             if not pending:
                 continue
-            largs, bindings[P] = ([], "not bound (--no-bind)") if args.no_bind else \
-                launcher_binding(mpiexec, family, P, cores, local)
+            largs = [] if args.no_bind else launcher_binding(mpiexec, family, P, cores, local)[0]
             job = out / f"job-{config}-P{P}-r{rnd}.json"
             job.write_text(json.dumps({"version": JOB_VERSION, "collective": args.collective, "config": config,
                                        "round": rnd, "rule": rule, "samples": str(samples.resolve()),

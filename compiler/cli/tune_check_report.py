@@ -30,7 +30,7 @@ import numpy as np
 
 from tlop.runtime.units import format_size, format_time
 
-__all__ = ["Cell", "cells", "ran", "print_summary", "write_csv", "write_markdown", "HEADER"]
+__all__ = ["Cell", "cells", "ran", "print_summary", "write_csv", "write_markdown", "record_notices", "HEADER"]
 
 BOOTSTRAP = 2000
 HEADER = ["P", "m", "file names", "library ran", "default", "file", "file/default", "95% CI", "rounds",
@@ -140,8 +140,8 @@ def print_summary(cs: list, notices: list) -> None:
     from tlop.cli.table import print_table
 
     print_table(HEADER, [_row(c) for c in cs])
-    faster = sum(c.verdict == "file faster" for c in cs)
-    slower = sum(c.verdict == "file slower" for c in cs)
+    faster = sum(c.verdict.startswith("file faster") for c in cs)
+    slower = sum(c.verdict.startswith("file slower") for c in cs)
     conf = sum(c.confirmed for c in cs)
     print(f"{faster} cell(s) faster with the file, {slower} slower, {len(cs) - faster - slower} without a clear "
           f"difference; the library ran the file's algorithm (confirmed) in {conf} of {len(cs)}")
@@ -176,6 +176,30 @@ def _affinity(runs: list) -> str:
     return " | ".join(seen[:4]) + (" | …" if len(seen) > 4 else "") if seen else "not recorded"
 
 
+def record_notices(runs: list) -> list:
+    """What the launches' own records say about sharing the machine: ranks beyond a host's CPUs
+    (oversubscribed), and load averages above them."""
+    out = []
+    over = set()
+    busy = []
+    for r in runs:
+        cpus = r.get("cpus") or 0
+        hosts = r.get("hosts_by_rank") or []
+        most = max((hosts.count(h) for h in set(hosts)), default=0)
+        if cpus and most > cpus:
+            over.add((r.get("np"), most, cpus))
+        if cpus and r.get("load") and r["load"][0] > cpus:
+            busy.append(r["load"][0])
+    for P, most, cpus in sorted(over, key=str):
+        out.append(f"P = {P}: {most} ranks shared a host with {cpus} CPUs (oversubscribed): not the times of a "
+                   f"real {P}-rank run")
+    if busy:
+        out.append(f"the load average exceeded the host's CPUs as {len(busy)} of {len(runs)} launches started "
+                   f"(up to {max(busy):.1f}): other work shared the machine, the times are noisier than on an "
+                   f"idle one")
+    return out
+
+
 def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
     from tlop.runtime.measure.witness import describe
 
@@ -187,24 +211,25 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
     digest = hashlib.sha256(Path(ctx["file"]).read_bytes()).hexdigest()[:16]
     per_host = max((max(list(r.get("hosts_by_rank") or [None]).count(h) for h in set(r.get("hosts_by_rank") or [None]))
                     for r in runs), default=0)
+    notices = list(ctx["notices"]) + record_notices(runs)
+    dates = sorted(r["date"] for r in runs if r.get("date"))
     lines = [f"# tlop tune-check: {args.collective}, the library's default against a tuning file", ""]
-    faster = sum(c.verdict == "file faster" for c in cs)
-    slower = sum(c.verdict == "file slower" for c in cs)
+    faster = sum(c.verdict.startswith("file faster") for c in cs)
+    slower = sum(c.verdict.startswith("file slower") for c in cs)
     conf = sum(c.confirmed for c in cs)
     lines += [f"**{faster} of {len(cs)} cells faster with the file, {slower} slower, {len(cs) - faster - slower} "
               f"without a clear difference; the library ran the algorithm the file names (confirmed from the "
               f"library's own message log) in {conf} of {len(cs)}.**", ""]
-    for n in ctx["notices"]:
-        lines.append(f"> **Note:** {n}")
-    if ctx["notices"]:
-        lines.append("")
+    if notices:
+        lines += ["**Notes:**", ""] + [f"- {n}" for n in notices] + [""]
     lines += [
         f"- machine: {socket.gethostname()} ({platform.machine()}, {ctx['cores']} cores available); ranks ran on "
         f"{', '.join(hosts) or 'unknown'} (at most {per_host} per host)",
+        f"- measured: {dates[0]} to {dates[-1]} ({len(runs)} launches)" if dates else
         f"- date: {datetime.datetime.fromtimestamp(ctx['started']).astimezone().isoformat(timespec='seconds')}",
         f"- library: {'; '.join(libs) or 'unknown'} (launcher {Path(ctx['mpiexec']).name})",
-        f"- load average (1 min): {ctx['load'][0]:.2f} at the start, {ctx['load'][1]:.2f} at the end; per launch "
-        f"{min(loads):.2f}–{max(loads):.2f}" if loads else "- load average: not recorded",
+        f"- load average (1 min) as each launch started: {min(loads):.2f}–{max(loads):.2f} on {ctx['cores']} cores"
+        if loads else "- load average: not recorded",
         f"- binding: {'; '.join(f'P={P}: {b}' for P, b in sorted(ctx['bindings'].items())) or 'no launch ran'}; "
         f"observed CPU affinity: {_affinity(runs)}",
         f"- file: `{ctx['file']}` (sha256 {digest}…), loaded with "
