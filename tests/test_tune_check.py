@@ -188,3 +188,37 @@ def test_interrupted_tune_check_keeps_its_samples(tmp_path, mpich_base):
     after = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
     assert all(r in after for r in kept)
     assert len([r for r in after if r["params"]["round"] == 0]) == 4
+
+
+OPENMPI_RULES = """1            # number of collectives
+7            # collective: bcast
+1            # number of communicator sizes
+2            # communicator size
+2            # number of message sizes
+0 6 0 0      # binomial
+16384 8 0 0  # scatter_allgather from 16 KiB
+"""
+
+
+@pytest.mark.mpi
+def test_tune_check_confirms_the_files_algorithm_with_openmpi(tmp_path, capsys):
+    pytest.importorskip("mpi4py")
+    from tlop.runtime.measure.openmpi import ensure_openmpi
+
+    try:
+        ensure_openmpi()
+    except TlopError as err:
+        pytest.skip(str(err))
+    rules = tmp_path / "bcast.rules"
+    rules.write_text(OPENMPI_RULES)
+    out = tmp_path / "tc"
+    assert main(["tune-check", "bcast", str(rules), "P=2", "m=1KiB,64KiB", "--mpi", "openmpi", "--rounds", "1",
+                 "--out", str(out), "--quiet", *FAST]) == 0
+    rows = list(csv.DictReader(open(out / "tune-check.csv")))
+    assert [(r["file_names"], r["library_ran"]) for r in rows] == [
+        ("binomial", "confirmed (same messages as the default)"), ("scatter_allgather", "confirmed")]
+    assert all(float(r["default_median_s"]) > 0 and float(r["file_median_s"]) > 0 for r in rows)
+    w = json.loads((out / "witness.json").read_text())["2"]["65536"]
+    assert w["file"] == w["forced_traffic"] != w["default"]        # Open MPI's pml/monitoring counters
+    md = (out / "report.md").read_text()
+    assert "library: Open MPI v5" in md and "--bind-to core (Open MPI)" in md

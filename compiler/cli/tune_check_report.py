@@ -211,7 +211,9 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
     digest = hashlib.sha256(Path(ctx["file"]).read_bytes()).hexdigest()[:16]
     per_host = max((max(list(r.get("hosts_by_rank") or [None]).count(h) for h in set(r.get("hosts_by_rank") or [None]))
                     for r in runs), default=0)
-    notices = list(ctx["notices"]) + record_notices(runs)
+    seen = record_notices(runs)     # what the launches recorded replaces what was seen before them
+    notices = [n for n in ctx["notices"] if not any(t in n and any(t in x for x in seen)
+                                                    for t in ("oversubscribed", "load average"))] + seen
     dates = sorted(r["date"] for r in runs if r.get("date"))
     lines = [f"# tlop tune-check: {args.collective}, the library's default against a tuning file", ""]
     faster = sum(c.verdict.startswith("file faster") for c in cs)
@@ -268,7 +270,7 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
                      f"{c.ran}. {timing}.")
         w = c.witness
         if "file" in w:
-            lines.append(f"  - messages (source→destination, bytes as the library logs them × count) with the file: {describe(w.get('file'))}; forced: "
+            lines.append(f"  - messages the library logged (per pair: count, total bytes) with the file: {describe(w.get('file'))}; forced: "
                          f"{describe(w.get('forced_traffic')) if 'forced_traffic' in w else w.get('forced_error', '-')}"
                          f"; default: {describe(w.get('default'))}")
     note = getattr(args, "note", None)

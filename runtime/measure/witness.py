@@ -68,14 +68,14 @@ def same_traffic(a, b) -> bool:
 
 
 def describe(t) -> str:
-    """``0→1 64 KiB×1, …`` (sorted by pair)."""
+    """``0→1: 2 msgs 64KiB, …`` (per pair, sorted: messages and their total bytes)."""
     from tlop.runtime.units import format_size
 
     if t is None:
         return "-"
     if not t:
         return "no messages"
-    return ", ".join(f"{s}→{d} {format_size(b)}×{n}" for (s, d), (b, n) in sorted(t.items()))
+    return ", ".join(f"{s}→{d}: {n} msg{'s' if n != 1 else ''} {format_size(b)}" for (s, d), (b, n) in sorted(t.items()))
 
 
 def _script_env(env_extra: dict) -> dict:
