@@ -37,14 +37,15 @@ from pathlib import Path
 
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["traffic", "mpich_received", "MPICH_TRACED", "same_traffic", "describe"]
+__all__ = ["traffic", "mpich_received", "MPICH_TRACED", "COMPLETION", "FI_RECV", "same_traffic", "describe"]
 
 #: the network path with libfabric's trace hook (see the module docstring)
 MPICH_TRACED = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi",
                 "MPIR_CVAR_CH4_OFI_ENABLE_DATA": "1", "FI_PROVIDER": "tcp", "FI_HOOK": "trace",
                 "FI_LOG_LEVEL": "trace"}
-_COMPLETION = re.compile(r"trace_cq_read\(\).*? flags (0x[0-9a-f]+) len (\d+) .*?data (\d+) tag (0x[0-9a-f]+)")
-_FI_RECV = 1 << 10
+COMPLETION = re.compile(r"trace_cq_read\(\).*? flags (0x[0-9a-f]+) len (\d+) .*?data (\d+) tag (0x[0-9a-f]+)")
+#: libfabric's FI_RECV flag of a completion
+FI_RECV = 1 << 10
 _RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
@@ -57,8 +58,8 @@ def mpich_received(log: str, marker: str) -> list:
     inside = log.split(begin, 1)[1].split(end, 1)[0]
     out = []
     for line in inside.splitlines():
-        hit = _COMPLETION.search(line)
-        if hit and int(hit.group(1), 16) & _FI_RECV:
+        hit = COMPLETION.search(line)
+        if hit and int(hit.group(1), 16) & FI_RECV:
             out.append((int(hit.group(3)), int(hit.group(2))))
     return out
 
