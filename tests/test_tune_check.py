@@ -92,6 +92,11 @@ def test_verdicts_and_what_ran():
                                                                               "default": a, "forced_traffic": b}}},
                 [2], [8])
     assert c.verdict == "file faster" and c.ratio == pytest.approx(0.5, rel=0.02) and c.confirmed
+    # rounds that disagree: no clear difference, however narrow the pooled interval
+    [c] = cells([rec("default", 0, slow), rec("file", 0, fast), rec("default", 1, fast), rec("file", 1, slow),
+                 rec("default", 2, slow), rec("file", 2, fast)], {}, [2], [8])
+    assert c.ratio_ci[1] < 1 and c.spread == (pytest.approx(0.5, rel=0.05), pytest.approx(2, rel=0.05))
+    assert c.verdict == "no clear difference"
     [c] = cells([rec("default", 0, fast), rec("file", 0, fast)], {}, [2], [8])
     assert c.verdict == "no clear difference" and c.ran == "not checked"
 

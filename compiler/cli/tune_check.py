@@ -317,6 +317,7 @@ def run(args) -> int:
     from tlop.cli import tune_check_report as report
 
     context = {"args": args, "family": family, "mpiexec": mpiexec, "flavor": flavor, "file": file,
+               "file_given": args.file,
                "ranges": rng["text"], "cores": cores, "bindings": bindings, "notices": notices,
                "load": (load_start, _load()), "started": t_start, "envs": envs}
     cells = report.cells(read_records(samples), witness, rng["P"], rng["m"])

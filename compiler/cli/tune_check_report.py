@@ -5,8 +5,8 @@ What it does: :func:`cells` pools each configuration's samples over the rounds (
 confidence intervals (:func:`tlop.runtime.measure.stats.summarize`), the ratio file/default with
 a 95 % percentile-bootstrap interval of the ratio of medians (2,000 resamples, fixed seed: the
 same samples give the same interval), the spread of the rounds (the lowest and highest ratio of
-one round's medians), the timing verdict (``file faster`` when the whole interval is below 1,
-``file slower`` when above, else ``no clear difference``), and what the library ran
+one round's medians), the timing verdict (``file faster`` when the whole interval and every round's ratio are
+below 1, ``file slower`` when above, else ``no clear difference``), and what the library ran
 (:func:`ran`, from the witness runs of :mod:`tlop.runtime.measure.witness`).
 :func:`print_summary` prints the table, :func:`write_csv` one row per cell,
 :func:`write_markdown` ``report.md`` (machine, library and version, load, binding, method, the
@@ -58,7 +58,10 @@ class Cell:
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return "not measured"
         same = self.witness.get("file") is not None and self.witness.get("file") == self.witness.get("default")
-        if hi < 1.0 or lo > 1.0:
+        # a clear difference: the pooled interval on one side of 1 *and* every round agreeing
+        # (the bootstrap sees the samples, not the launch-to-launch variation the rounds show)
+        r_lo, r_hi = self.spread if math.isfinite(self.spread[0]) else (lo, hi)
+        if (hi < 1.0 and r_hi < 1.0) or (lo > 1.0 and r_lo > 1.0):
             word = "file faster" if hi < 1.0 else "file slower"
             # the same messages as the default: the difference is between launches, not algorithms
             return word + (" (same messages as the default: launch-to-launch variation)" if same else "")
@@ -234,8 +237,10 @@ def write_markdown(path, cs: list, records: list, ctx: dict) -> None:
         if loads else "- load average: not recorded",
         f"- binding: {'; '.join(f'P={P}: {b}' for P, b in sorted(ctx['bindings'].items())) or 'no launch ran'}; "
         f"observed CPU affinity: {_affinity(runs)}",
-        f"- file: `{ctx['file']}` (sha256 {digest}…), loaded with "
-        + ", ".join(f"`{k}={v}`" for k, v in ctx["envs"]["file"].items()),
+        f"- file: `{ctx.get('file_given') or ctx['file']}` (sha256 {digest}…), loaded with "
+        + ", ".join(f"`{k}={v}`" if k != "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE" and
+                    k != "OMPI_MCA_coll_tuned_dynamic_rules_filename" else f"`{k}=FILE`"
+                    for k, v in ctx["envs"]["file"].items()),
         f"- default: " + (", ".join(f"`{k}={v}`" for k, v in ctx["envs"]["default"].items()) or "nothing set")
         + " (both configurations put the selection layer the file replaces in charge)",
         f"- ranges: " + ", ".join(f"{k}={v}" for k, v in ctx["ranges"].items())
