@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+import tlop.runtime.measure.witness as witness
 from tlop.cli.main import main
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.measure.selection import forcing_env, mpich_named, named_algorithm, openmpi_named
@@ -166,6 +167,21 @@ def test_tune_check_confirms_the_files_algorithm_with_mpich(tmp_path, capsys, mp
         ("default", 1024), ("default", 65536), ("file", 1024), ("file", 65536)]
     assert all(len(r["samples"]) == r["stats"]["n"] >= 5 and r["timing"]["method"] == "batch" for r in recs)
     assert not list(out.glob("job-*.json"))
+
+
+@pytest.mark.mpi
+def test_window_timing_and_an_unreadable_message_log(tmp_path, capsys, mpich_base, monkeypatch):
+    # the message log needs MPICH's OFI netmod; a libfabric provider that does not exist makes the
+    # traced run fail: the timings still come, and the report says why nothing is confirmed
+    monkeypatch.setitem(witness.MPICH_TRACED, "FI_PROVIDER", "no-such-provider")
+    out = tmp_path / "tc"
+    assert main(["tune-check", "bcast", _bcast_file(tmp_path, mpich_base), "P=2", "m=64KiB", "--rounds", "1",
+                 "--timing", "window", "--out", str(out), "--quiet", *FAST]) == 0
+    [row] = list(csv.DictReader(open(out / "tune-check.csv")))
+    assert row["library_ran"].startswith("not checked: the library's message log could not be read")
+    assert float(row["default_median_s"]) > 0 and float(row["file_median_s"]) > 0
+    recs = [r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]
+    assert all(r["timing"]["method"] == "window" and r["timing"]["windows"] >= r["stats"]["n"] > 0 for r in recs)
 
 
 @pytest.mark.mpi

@@ -177,8 +177,18 @@ def _witness(args, family, mpiexec, env_common, envs, file, Ps, ms, out: Path) -
         if not args.quiet:
             print(f"tlop tune-check: asking the library which algorithm runs at P={P} (traced runs)",
                   file=sys.stderr, flush=True)
-        default = traffic(family, mpiexec, P, args.collective, ms, {**env_common, **envs["default"]}, args.timeout)
-        with_file = traffic(family, mpiexec, P, args.collective, ms, {**env_common, **envs["file"]}, args.timeout)
+        try:
+            default = traffic(family, mpiexec, P, args.collective, ms, {**env_common, **envs["default"]},
+                              args.timeout)
+            with_file = traffic(family, mpiexec, P, args.collective, ms, {**env_common, **envs["file"]},
+                                args.timeout)
+        except TlopError as err:    # the timings are still worth having: say why nothing is confirmed
+            why = f"the library's message log could not be read: {err.diagnostics[0].message[:300]}"
+            if not args.quiet:
+                print(f"tlop tune-check: note: {why}", file=sys.stderr, flush=True)
+            result[P] = {m: {"named": str(n) if n else None, "why": why if n else w, "witness_error": why}
+                         for m, (n, w) in named.items()}
+            continue
         forced: dict = {}
         groups: dict = {}
         for m, (n, _) in named.items():

@@ -84,6 +84,8 @@ def ran(w: dict) -> tuple:
         return "not checked", False
     if w.get("named") is None:
         return f"the file names no algorithm here: {w.get('why', '')}", False
+    if "witness_error" in w:
+        return f"not checked: {w['witness_error']}", False
     if "file" not in w:
         return "not checked (--no-witness)", False
     same_default = w.get("file") == w.get("default")
