@@ -8,8 +8,10 @@ keys of an object are tried in order, a key that holds goes into its value, one 
 to the next key, ``…=any`` always holds.  Message sizes are MPICH's ``get_avg_msgsize`` (the
 bytes of one rank's buffer: the broadcast buffer, the allreduce/reduce vector, the all-to-all
 block) and ``get_total_msgsize`` (that times P; allgather: the block times P); ``count`` is
-``get_count`` (elements).  MPICH tests ``comm_size<N`` with ``<=`` (csel.c, the
-``COMM_SIZE_LT`` case); so does this.  A key this reader does not evaluate (the communicator's
+``get_count`` (elements).  Communicator-size keys are decided when MPICH prunes the tree for a
+new communicator (csel.c ``prune_tree``, where ``comm_size<N`` is a strict ``<``; the
+``COMM_SIZE_LT`` case of ``MPIR_Csel_search`` tests ``<=`` but never sees a pruned-away node —
+the library's own message log showed the strict reading at P = 2 against ``comm_size<2``).  A key this reader does not evaluate (the communicator's
 hierarchy, thread level, …) gives None with the key named: the file's choice then depends on
 something only the library knows.
 
@@ -122,9 +124,7 @@ def _mpich_holds(key: str, coll: str, P: int, m: int) -> Optional[bool]:
         return None
     sizes = library_message_size("mpich", coll, P, m)
     x = {"comm_size": P, "avg_msg_size": sizes["avg"], "total_msg_size": sizes["total"], "count": sizes["count"]}[what]
-    if what == "comm_size":
-        return x <= val               # csel.c tests COMM_SIZE_LT with <= as well
-    return x <= val if op == "<=" else x < val
+    return x <= val if op == "<=" else x < val     # comm_size too: prune_tree's strict <
 
 
 def mpich_named(tree: dict, collective: str, P: int, m: int) -> tuple:
