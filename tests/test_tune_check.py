@@ -112,6 +112,12 @@ def test_bad_input_is_a_clear_error(tmp_path, capsys):
     assert "multiple of 8" in capsys.readouterr().err
     assert main(["tune-check", "bcast", str(f), "Q=2"]) == 1
     assert "P=RANGE and m=RANGE" in capsys.readouterr().err
+    rules = tmp_path / "bcast.rules"
+    rules.write_text(RULES)
+    with pytest.raises(TlopError, match="not JSON .*MPICH reads a JSON selection"):
+        named_algorithm("mpich", rules, "bcast", 2, 1)
+    with pytest.raises(TlopError, match="x.json: line 1: '{}' is not a number"):
+        named_algorithm("openmpi", f, "bcast", 2, 1)
 
 
 def _bcast_file(tmp_path, base) -> str:

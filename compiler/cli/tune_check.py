@@ -242,6 +242,7 @@ def run(args) -> int:
         raise TlopError(f"{printable(args.file)}: no such file")
     file = file.resolve()
     env_common: dict = {}
+    explicit = args.mpiexec is not None     # a site launcher may place ranks on other hosts
     if args.mpi == "openmpi":
         from tlop.runtime.measure.openmpi import ensure_openmpi, openmpi_env, openmpi_mpiexec
 
@@ -265,7 +266,9 @@ def run(args) -> int:
         samples.unlink()
     envs = _config_env(family, file)
     cores = _cores()
-    local = Path(mpiexec).name != "srun" and not os.environ.get("SLURM_JOB_ID")
+    # this machine's cores bound P only for the launcher beside python (a site mpiexec or srun may
+    # place ranks elsewhere: the launches' own records say where they ran, and the report uses them)
+    local = not explicit and Path(mpiexec).name != "srun" and not os.environ.get("SLURM_JOB_ID")
     rule = {"eps": args.eps, "min_n": args.min_reps, "max_n": args.max_reps, "time_cap": args.time_cap,
             "warmup": 3}
     done = {r["key"] for r in read_records(samples) if r.get("kind") == "point"}
