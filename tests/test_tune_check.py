@@ -250,3 +250,21 @@ def test_tune_check_confirms_the_files_algorithm_with_openmpi(tmp_path, capsys):
     assert w["file"] == w["forced_traffic"] != w["default"]        # Open MPI's pml/monitoring counters
     md = (out / "report.md").read_text()
     assert "library: Open MPI v5" in md and "--bind-to core (Open MPI)" in md
+
+
+def test_binding_and_the_notes_on_sharing_the_machine():
+    from tlop.cli.tune_check import launcher_binding
+    from tlop.cli.tune_check_report import record_notices
+
+    assert launcher_binding("/x/mpiexec", "mpich", 2, 2, True) == (["-bind-to", "core"],
+                                                                    "mpiexec -bind-to core (MPICH Hydra)")
+    assert launcher_binding("/x/mpiexec", "openmpi", 2, 2, True)[0] == ["--bind-to", "core"]
+    assert launcher_binding("/usr/bin/srun", "unknown", 64, 2, False)[0] == ["--cpu-bind=cores"]
+    args, why = launcher_binding("/x/mpiexec", "mpich", 4, 2, True)
+    assert args == [] and "oversubscribed" in why
+    runs = [{"np": 4, "cpus": 2, "hosts_by_rank": ["a"] * 4, "load": [3.0]},
+            {"np": 4, "cpus": 2, "hosts_by_rank": ["a", "b", "a", "b"], "load": [1.0]}]
+    notes = record_notices(runs)
+    assert len(notes) == 2 and "4 ranks shared a host with 2 CPUs (oversubscribed)" in notes[0]
+    assert "1 of 2 launches" in notes[1]
+    assert record_notices([{"np": 4, "cpus": 2, "hosts_by_rank": ["a", "b", "a", "b"], "load": [1.0]}]) == []
