@@ -72,18 +72,21 @@ class Cell:
 
     @property
     def runner_up(self) -> Optional[Priced]:
-        """The cheapest algorithm other than the best one (another algorithm, not the best with
-        other parameters)."""
-        if not self.ranking:
+        """The cheapest priced algorithm other than the one :attr:`chosen` runs (another
+        algorithm, not the same one with other parameters); cheaper than it where the default is
+        kept."""
+        if not self.ranking or self.chosen is None:
             return None
-        first = self.ranking[0].algorithm
-        return next((p for p in self.ranking[1:] if p.algorithm != first), None)
+        return next((p for p in self.ranking if p.algorithm != self.chosen.algorithm), None)
 
     @property
     def margin(self) -> float:
-        """Runner-up cost / best cost (inf when there is no runner-up)."""
+        """Runner-up cost / chosen cost (inf when there is no runner-up; below 1 where a default
+        is kept although another algorithm is predicted cheaper)."""
         r = self.runner_up
-        return r.cost / self.best.cost if r is not None and self.best.cost > 0 else math.inf
+        if r is None or self.chosen is None or not math.isfinite(self.chosen.cost) or self.chosen.cost <= 0:
+            return math.inf
+        return r.cost / self.chosen.cost
 
     @property
     def gain(self) -> float:
@@ -223,8 +226,11 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                     note = (f"default {default.label()} not priced ("
                             f"{default.algorithm.status if default.algorithm.schedule is None else 'refused here'}"
                             f"): kept, a file never overrides what tlop has not priced")
-                elif default.algorithm == chosen.algorithm and default.params == chosen.params:
-                    note = "the default is the cheapest"
+                elif (default.algorithm == chosen.algorithm and default.params == chosen.params) \
+                        or default.cost <= chosen.cost:
+                    note = "the default is the cheapest" + ("" if default.algorithm == chosen.algorithm
+                                                            else f" (tied with {chosen.label()})")
+                    chosen = default
                 elif default.cost <= chosen.cost * min_gain:
                     gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
                     note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
