@@ -13,7 +13,6 @@ collective — the same table Open MPI's ``pml_monitoring`` gives (:mod:`_openmp
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -69,12 +68,10 @@ else:
 os.write(2, b"TLOP-END\\n" + (b"TLOP-CORRECT\\n" if ok else b"TLOP-WRONG\\n"))
 """
 
-#: the network path with libfabric's trace hook (see the module docstring)
-TRACED = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi",
-          "MPIR_CVAR_CH4_OFI_ENABLE_DATA": "1", "FI_PROVIDER": "tcp", "FI_HOOK": "trace", "FI_LOG_LEVEL": "trace"}
-
-_COMPLETION = re.compile(r"trace_cq_read\(\).*? flags (0x[0-9a-f]+) len (\d+) .*?data (\d+) tag (0x[0-9a-f]+)")
-_FI_RECV = 1 << 10
+# the network path with libfabric's trace hook, and its receive completions: in the runtime
+# (tlop.runtime.measure.witness, which tlop tune-check uses), shared with these tests
+from tlop.runtime.measure.witness import COMPLETION as _COMPLETION, FI_RECV as _FI_RECV  # noqa: E402
+from tlop.runtime.measure.witness import MPICH_TRACED as TRACED  # noqa: E402
 
 
 @pytest.fixture(scope="module")

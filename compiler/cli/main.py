@@ -50,11 +50,13 @@ PACKAGE_COMMANDS = {
     "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
     "catalogue": "list the MPI libraries' algorithms (Open MPI coll/tuned, MPICH) and their stdlib schedules",
     "audit": "price the MPI libraries' default decisions against their best algorithm per (P, m)",
+    "tune-check": "run the MPI library's collective with its default and with a tuning file: times, ratio, "
+                  "and which algorithm ran",
 }
 
 #: package commands whose module has ``add_arguments(parser)`` and ``run(args)``
 _MODULE_COMMANDS = {"tune": "tlop.cli.tune", "validate": "tlop.cli.validate", "catalogue": "tlop.cli.catalogue_cmd",
-                    "audit": "tlop.cli.audit"}
+                    "audit": "tlop.cli.audit", "tune-check": "tlop.cli.tune_check"}
 
 
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
