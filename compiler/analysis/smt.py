@@ -86,7 +86,7 @@ class ModelAxioms:
 
     def names(self) -> tuple:
         """The fact groups an encoding with these axioms may use (see :meth:`Encoder.fact_groups`)."""
-        out = ["math", "nonneg", "monotone"]
+        out = ["math", "nonneg", "params", "monotone"]
         if self.linearity:
             out.append("linearity")
         if self.a1:
@@ -167,6 +167,7 @@ class Encoder(ExprFunctor):
         self._abstract_next = 0
         self._congruence = [0]           # sub-proofs tried (shared with nested encoders)
         self._stage_terms: list = []     # stage applications (non-negative)
+        self._time_params: list = []     # applications of scalar parameters of type time
         self._defining: set = set()      # transmissions whose definition is being encoded
 
     # ------------------------------------------------------------------ variables and functions
@@ -210,6 +211,9 @@ class Encoder(ExprFunctor):
           ``log2``, an empty sum is 0): always safe to use;
         * ``nonneg`` — tables and transmissions are ≥ 0 (profiles reject negative table values
           and interpolate with ``max(·, 0)``, but a profile may switch that off);
+        * ``params`` — scalar parameters of type time or time per byte (LogGP's ``L``, ``o``,
+          ``g``, ``G``) are ≥ 0 (the
+          models' meaning; a profile's scalars are not checked);
         * ``monotone`` — tables grow with τ and ``L(m, A·τ) ≤ A·L(m, τ)``, transmissions grow
           with their concurrency: τ-Lop model assumptions, not checked on profiles;
         * ``linearity``, ``A1`` — the model-assumption families of the same names (present only
@@ -222,6 +226,8 @@ class Encoder(ExprFunctor):
         groups = {"math": list(self.facts) + self._pow_log_axioms(),
                   "nonneg": table_nonneg + xmit_nonneg + [t >= 0 for t in self._stage_terms],
                   "monotone": table_mono + xmit_mono}
+        if self._time_params:
+            groups["params"] = [t >= 0 for t in self._time_params]
         if self.axioms.linearity:
             groups["linearity"] = list(self.linear_facts)
         if self.axioms.a1:
@@ -528,8 +534,14 @@ class Encoder(ExprFunctor):
 
     def _e_Scalar(self, e, env, conc):
         if e.channel is None:
-            return z3.Real(self.prefix + "param_" + e.name)
-        return self.func("param_" + e.name, 1)(self._e(e.channel, env, conc))
+            t = z3.Real(self.prefix + "param_" + e.name)
+        else:
+            t = self.func("param_" + e.name, 1)(self._e(e.channel, env, conc))
+        sig = self.program.scalars.get(e.name) if self.program is not None else None
+        ty = getattr(sig, "ty", None)
+        if getattr(ty, "kind", None) == "num" and getattr(ty, "time", 0) > 0 and not any(z3.eq(t, x) for x in self._time_params):
+            self._time_params.append(t)
+        return t
 
     def _e_Conc(self, e, env, conc):
         f = self._e(e.factor, env, conc)
