@@ -57,6 +57,9 @@ PATH_KIND = "path"
 _TABLE_KEYS = ("m", "tau", "values")
 _METADATA_STRINGS = ("machine", "description", "date", "method", "source", "notes")
 _MPI_KEYS = ("library", "version")
+#: the machine a profile describes, when known: evaluations over a mapping that needs more nodes,
+#: or more ranks on one node than it has cores, are warned about (:mod:`tlop.runtime.machine`)
+_METADATA_COUNTS = ("nodes", "cores_per_node")
 #: deepest nesting of JSON arrays and objects a profile may have (real ones nest about 6 deep)
 MAX_DEPTH = 200
 #: an integer literal with more digits than this cannot be a finite double
@@ -341,6 +344,9 @@ class _Checker:
                 datetime.date.fromisoformat(v["date"])
             except ValueError:
                 self.fail(path + ("date",), f"expected a date YYYY-MM-DD, got {v['date']!r}")
+        for k in _METADATA_COUNTS:  # the machine's size (out-of-machine warnings)
+            if k in v and not (type(v[k]) is int and v[k] >= 1):
+                self.fail(path + (k,), f"expected a whole number >= 1, got {_describe(v[k])}")
         if "mpi" in v:
             self.obj(v["mpi"], path + ("mpi",), _MPI_KEYS)
             for k in _MPI_KEYS:
