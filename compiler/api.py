@@ -249,7 +249,8 @@ class AlgorithmHandle:
 
         profile = for_mapping(profile, mapping, self.module.program)
         _new_evaluation(profile, mapping if self.ir.over is not None else None, axes.get("P"))
-        return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
+        with deep("cost expression", self.ir.span):
+            return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
@@ -262,7 +263,8 @@ class AlgorithmHandle:
         from tlop.runtime.hloggp import for_mapping
 
         profile = for_mapping(profile, mapping, self.module.program)
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
+        with deep("cost expression", self.ir.span):  # a deeply nested expression: an error, not a RecursionError
+            return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank else "") for p in self.ir.params)

@@ -480,6 +480,36 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _surrogate_path(v, path: list, depth: int = 0):
+    """The path of the first string (or key) of ``v`` holding a lone surrogate (JSON lets
+    ``"\\ud800"`` through; no text can be printed or encoded with one), else None."""
+    if depth > MAX_DEPTH:
+        return None  # the checker reports the depth
+    if isinstance(v, str):
+        return path if _SURROGATE.search(v) else None
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(k, str) and _SURROGATE.search(k):
+                return path + [printable(k)]
+            got = _surrogate_path(x, path + [k], depth + 1)
+            if got is not None:
+                return got
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            got = _surrogate_path(x, path + [i], depth + 1)
+            if got is not None:
+                return got
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def validate(data: Any, source: str) -> ValidatedProfile:
     """Validate a decoded profile; ``source`` names it in error messages."""
-    return _Checker(source).profile(data)
+    checker = _Checker(source)
+    bad = _surrogate_path(data, [])
+    if bad is not None:
+        checker.fail(bad, "a string holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): "
+                          "not Unicode text")
+    return checker.profile(data)
