@@ -72,3 +72,22 @@ def test_cr_only_line_ends_quote_the_located_text(tmp_path, capsys):
     lines = err.splitlines()
     quoted, caret = lines[1], lines[2]
     assert quoted.rstrip().endswith("+ y") and caret.index("^") == len(quoted.rstrip()) - 1
+
+
+@pytest.mark.parametrize("bad", ["datetime", "timedelta", "masked"])
+def test_api_refuses_dates_and_masked_values(bad):
+    import numpy as np
+
+    h = tlop.load("taulop/bcast")["binomial_bcast"]
+    P = {"datetime": np.datetime64("2020-01-01"), "timedelta": np.timedelta64(3),
+         "masked": np.ma.masked_array([2, 4], [False, True])}[bad]
+    with pytest.raises(TlopError, match="argument P"):
+        h.evaluate(P=P, m=1024)
+
+
+def test_api_takes_an_unmasked_masked_array_as_its_data():
+    import numpy as np
+
+    h = tlop.load("taulop/bcast")["binomial_bcast"]
+    got = h.evaluate(P=np.ma.masked_array([2, 4], [False, False]), m=1024)
+    assert list(got) == list(h.evaluate(P=np.array([2, 4]), m=1024))
