@@ -59,6 +59,7 @@ class AlgorithmHandle:
     def __init__(self, module: "Module", alg: ir.Algorithm):
         self.module = module
         self.ir = alg
+        self._last_entry = None  # the native tier's entry of the last call (tlop.backends.tiering)
 
     @property
     def name(self) -> str:
@@ -189,10 +190,20 @@ class AlgorithmHandle:
         with scalar arguments is answered natively when the engine policy says that pays — at
         once for an expensive point, after enough interpreted time for cheap ones, per
         profile and mapping *value* (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        e = self._last_entry  # native code for the last (profile, mapping) values (tlop.backends.tiering)
+        if e is not None and e.ev is not None and invalid == "raise" \
+                and (e.profile is profile or e.profile == profile) and (e.mapping is mapping or e.mapping == mapping):
+            for v in args.values():
+                if type(v) is not float and type(v) is not int:
+                    break
+            else:
+                return e.ev(**args)
         tier = self.module.native_tier
-        entry = tier.entry(self.ir, profile, mapping) if invalid == "raise" else None
-        if entry is not None and entry.ev is not None and tier.scalar(args):
-            return entry.ev(**args)  # native code (tlop.backends.tiering)
+        entry = None
+        if invalid == "raise":
+            entry = self._last_entry = tier.entry(self.ir, profile, mapping)
+            if entry.ev is not None and tier.scalar(args):
+                return entry.ev(**args)
         return self._evaluate_slow(profile, mapping, invalid, args, tier, entry)
 
     def _evaluate_slow(self, profile, mapping, invalid, args, tier, entry):

@@ -33,7 +33,7 @@ from typing import Optional
 from tlop import ir
 
 __all__ = ["Choice", "choose", "predicted_work", "Tally", "INTERP_S_PER_UNIT", "NATIVE_S_PER_UNIT",
-           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "SCHEDULE_POINTS"]
+           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
 
 #: interpreter seconds per work unit (a reduction term, or one enumerated stage element)
 INTERP_S_PER_UNIT = 3.0e-7
@@ -48,6 +48,9 @@ COMPILE_COLD_S = 1.5
 #: seconds to obtain native code from the on-disk cache (including the closed-form derivation)
 COMPILE_HIT_S = 0.25
 
+#: the share of the compile cost a run of cheap calls spends interpreting before it compiles (rent
+#: or buy: a long loop then costs at most 1 + RENT_SHARE times what compiling first would have)
+RENT_SHARE = 0.5
 #: without a point to predict from, a schedule is compiled for at least this many evaluations
 SCHEDULE_POINTS = 16
 
@@ -221,7 +224,8 @@ class Tally:
     def __init__(self):
         self.spent = 0.0
 
-    def add(self, seconds: float) -> bool:
-        """Count ``seconds`` of interpreting; True when compiling has become the cheaper way."""
+    def add(self, seconds: float, cached: bool = False) -> bool:
+        """Count ``seconds`` of interpreting; True when it is time to compile (the interpreted
+        time has reached :data:`RENT_SHARE` of the compile cost, ``cached`` or cold)."""
         self.spent += seconds
-        return self.spent >= COMPILE_COLD_S
+        return self.spent >= RENT_SHARE * (COMPILE_HIT_S if cached else COMPILE_COLD_S)

@@ -11,9 +11,9 @@ has cost so far.  The choice is :mod:`tlop.backends.engine_policy`'s:
   bound point: an evaluation predicted to cost more than compiling (or loading from the on-disk
   cache) compiles at once and answers natively;
 * a cheap call is interpreted and its measured time added to the entry's tally
-  (:class:`~tlop.backends.engine_policy.Tally`); once the interpreted time spent would have
-  paid for loading the cached code (when it is on disk) or for compiling it, the evaluator is
-  compiled and answers every later call.
+  (:class:`~tlop.backends.engine_policy.Tally`); once the interpreted time spent reaches a
+  share (:data:`~tlop.backends.engine_policy.RENT_SHARE`) of what loading the cached code (when
+  it is on disk) or compiling it costs, the evaluator is compiled and answers every later call.
 
 Native and interpreted results agree to 1e-12 relative (the property tests of
 ``tests/test_jit_schedules.py``); errors are the interpreter's (the evaluator re-runs it on a
@@ -133,13 +133,12 @@ class NativeTier:
         """Count ``seconds`` of interpreting for ``e``; compile once that has paid for it."""
         if not e.tierable or e.ev is not None:
             return
-        e.tally.spent += seconds
-        if e.tally.spent >= engine_policy.COMPILE_HIT_S and not e.probed:
+        if e.tally.add(seconds, cached=True) and not e.probed:
             e.probed = True
             if self._cached(e, profile, mapping):
                 self._compile(e, profile, mapping)
                 return
-        if e.tally.spent >= engine_policy.COMPILE_COLD_S:
+        if e.tally.add(0.0, cached=False):
             self._compile(e, profile, mapping)
 
     def _cached(self, e: Entry, profile, mapping) -> bool:
