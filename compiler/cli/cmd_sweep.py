@@ -10,7 +10,7 @@ from __future__ import annotations
 from tlop.runtime.diagnostics import TlopError
 from tlop.cli import format as fmt
 from tlop.cli.table import matrix_layout
-from tlop.cli.common import _assignments, _csv_number, _engine, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
+from tlop.cli.common import _assignments, _csv_number, _engine, _largest_point, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
 
 
 def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
@@ -132,7 +132,7 @@ def _sweep(args) -> int:
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
-    engine, run = _engine(args, h, prof)
+    engine, run = _engine(args, h, prof, points=grid.size, point=_largest_point(h, axes, per_rank))
     label = _label(ptypes, m.program, args)
 
     def chunks(size=None):

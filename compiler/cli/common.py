@@ -184,6 +184,22 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
     return "interp", run
 
 
+def _largest_point(handle, axes: dict, extra: dict = None):
+    """The bound arguments of the largest point of a grid (each axis's largest value; a channel
+    axis its first) for the engine policy to predict the work from; None when they cannot be
+    bound (the evaluation reports why)."""
+    point = {}
+    for p in handle.params:
+        if p.name in axes and len(axes[p.name]):
+            values = axes[p.name]
+            point[p.name] = float(values[0]) if p.type == "channel" else float(max(values))
+    point.update(extra or {})
+    try:
+        return handle.bind(point)
+    except (TlopError, TypeError, ValueError):
+        return None
+
+
 def _fmt_arg(p, v) -> str:
     return fmt.param_text(p.type, v)
 
