@@ -3,7 +3,7 @@
 What it does: :func:`predicted_work` turns an algorithm and one bound point into a number of
 *work units* — the reduction terms its evaluation runs plus, for every schedule stage, the
 elements its ``par``/``seq`` loops enumerate (an upper bound: ``where`` filters are not
-applied) and a fixed charge per stage — known before anything is evaluated (the count is an
+applied), a fixed charge per stage and per phase of a rank's sequence — known before anything is evaluated (the count is an
 ordinary IR expression built like :func:`tlop.backends.budget.term_count`, evaluated by the
 interpreter at the point, vectorised over an outer index).  :func:`choose` compares what the
 interpreter would cost for the evaluation (work × :data:`INTERP_S_PER_UNIT` per point, plus a
@@ -33,7 +33,7 @@ from typing import Optional
 from tlop import ir
 
 __all__ = ["Choice", "choose", "predicted_work", "Tally", "INTERP_S_PER_UNIT", "NATIVE_S_PER_UNIT",
-           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
+           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "PHASE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
 
 #: interpreter seconds per work unit (a reduction term, or one enumerated stage element)
 INTERP_S_PER_UNIT = 3.0e-7
@@ -43,6 +43,8 @@ NATIVE_S_PER_UNIT = 5.0e-8
 INTERP_S_PER_POINT = 1.0e-4
 #: work units charged per schedule stage (the interpreter's per-stage numpy set-up)
 STAGE_UNITS = 1500
+#: work units charged per step of a ``seq`` outside any ``par`` (a phase the interpreter reduces on its own)
+PHASE_UNITS = 300
 #: seconds to generate, optimise and load native code for a schedule (no cache entry)
 COMPILE_COLD_S = 1.5
 #: seconds to obtain native code from the on-disk cache (including the closed-form derivation)
@@ -79,12 +81,17 @@ def _secs(s: float) -> str:
 
 
 # ---------------------------------------------------------------------------- the work expression
-def _stage_count(item: ir.Expr) -> ir.Expr:
-    """An expression whose reduction-term count is the number of elements ``item`` enumerates."""
+def _stage_count(item: ir.Expr, in_par: bool = False) -> ir.Expr:
+    """An expression whose reduction-term count is the number of elements ``item`` enumerates,
+    each step of a ``seq`` outside any ``par`` (a phase of its own, which the interpreter
+    reduces on its own) charged :data:`PHASE_UNITS` more."""
     if isinstance(item, ir.Loop):
-        return ir.Reduce("sum", item.var, item.lo, item.hi, _stage_count(item.body))
+        body = _stage_count(item.body, in_par or item.kind == "par")
+        if item.kind == "seq" and not in_par:
+            body = ir.Bin("+", ir.Reduce("sum", "%phase", _ONE, ir.Num(float(PHASE_UNITS)), _ONE), body)
+        return ir.Reduce("sum", item.var, item.lo, item.hi, body)
     if isinstance(item, ir.Block):
-        parts = [_stage_count(i) for i in item.items]
+        parts = [_stage_count(i, in_par) for i in item.items]
         out = parts[0] if parts else ir.Num(0.0)
         for p in parts[1:]:
             out = ir.Bin("+", out, p)

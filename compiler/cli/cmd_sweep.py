@@ -48,7 +48,8 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
         return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
     values = np.empty(n)
     keys = list(channels)
-    for combo in {tuple(float(channels[k][i]) for k in keys) for i in range(n)}:
+    combos = np.unique(np.stack([np.asarray(channels[k], dtype=float) for k in keys], axis=1), axis=0)
+    for combo in map(tuple, combos.tolist()):  # each combination of channels present, once
         mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
         sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
         values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
@@ -62,7 +63,11 @@ def _label(ptypes: dict, program, args=None):
 
 
 def _csv_cells(names, ptypes, label, columns, j) -> list:
-    return [label(k, columns[k][j]) if ptypes[k] == "channel" else _csv_number(columns[k][j]) for k in names]
+    return [_csv_cell(ptypes, label, k, columns[k][j]) for k in names]
+
+
+def _csv_cell(ptypes, label, k, v) -> str:
+    return label(k, v) if ptypes[k] == "channel" else _csv_number(v)
 
 
 def _json_point(names, ptypes, program, columns, j) -> dict:
@@ -153,9 +158,16 @@ def _sweep(args) -> int:
         title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
         write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
-        _write_csv(args.csv, names + ["seconds"],
-                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
-                     for j, val in enumerate(values)] for columns, values in chunks()))
+        from tlop.cli import csvfast
+
+        cells = csvfast.AxisText(grid, lambda k, v: _csv_cell(ptypes, label, k, v))
+
+        def blocks():
+            start = 0
+            for _, values in chunks():
+                yield csvfast.block(cells.columns(start, len(values)) + [csvfast.numbers(values)])
+                start += len(values)
+        _write_csv(args.csv, names + ["seconds"], blocks())
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream

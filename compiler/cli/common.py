@@ -192,7 +192,14 @@ def _largest_point(handle, axes: dict, extra: dict = None):
     for p in handle.params:
         if p.name in axes and len(axes[p.name]):
             values = axes[p.name]
-            point[p.name] = float(values[0]) if p.type == "channel" else float(max(values))
+            n = len(values)
+            if p.type == "channel":
+                point[p.name] = float(values[0])
+            else:  # a long axis is arithmetic: its largest value is at one end
+                import numpy as np
+
+                ends = values.take(np.arange(n) if n <= 100_000 else np.array([0, n - 1]))
+                point[p.name] = float(np.max(ends))
     point.update(extra or {})
     try:
         return handle.bind(point)
@@ -262,7 +269,8 @@ def _plot_wrote(args) -> None:
 
 
 def _write_csv(target: str, header: list, chunks) -> None:
-    """Write rows (an iterable of lists of rows, one list a chunk) as CSV to the file ``target``
+    """Write rows (an iterable of lists of rows, one list a chunk, or of blocks of CSV lines
+    already written as text, :mod:`tlop.cli.csvfast`) as CSV to the file ``target``
     (atomically: a temporary file written chunk by chunk, then a rename), or to standard output
     for ``-``.  Memory holds one chunk's rows at a time."""
     n = 0
@@ -272,8 +280,12 @@ def _write_csv(target: str, header: list, chunks) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(header)
         for rows in chunks:
-            w.writerows(rows)
-            n += len(rows)
+            if isinstance(rows, str):  # a block of CSV lines (tlop.cli.csvfast)
+                f.write(rows)
+                n += rows.count("\n")
+            else:
+                w.writerows(rows)
+                n += len(rows)
 
     if target == "-":
         write(sys.stdout)
