@@ -48,10 +48,23 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
         return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
     values = np.empty(n)
     keys = list(channels)
-    combos = np.unique(np.stack([np.asarray(channels[k], dtype=float) for k in keys], axis=1), axis=0)
-    for combo in map(tuple, combos.tolist()):  # each combination of channels present, once
-        mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
-        sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
+    # each combination of channels present, once: channels are small whole numbers, so a
+    # combination is one integer code, and the codes present are a bincount away (no sort)
+    nch = max(1, len(h.module.program.channels))
+    code = np.zeros(n, dtype=np.int64)
+    for k in keys:
+        code = code * nch + np.asarray(channels[k], dtype=np.int64)
+    present = np.flatnonzero(np.bincount(code))
+    for c0 in present.tolist():
+        combo, c = {}, c0
+        for k in reversed(keys):
+            c, ch = divmod(c, nch)
+            combo[k] = float(ch)
+        if len(present) == 1:  # one combination in the chunk: no selection
+            sub = {k: combo.get(k, v) for k, v in columns.items()}
+            return np.broadcast_to(np.asarray(run(h.bind(sub)), dtype=float), (n,)).copy()
+        mask = code == c0
+        sub = {k: (v[mask] if k not in combo else combo[k]) for k, v in columns.items()}
         values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
     return values
 
