@@ -14,7 +14,7 @@ What it does:
   ``sigaction``, keeping the flags and mask CPython chose, only while SIGINT is handled by a
   Python handler (the default ``default_int_handler`` or the user's); SIG_DFL/SIG_IGN are left
   alone;
-* generated loops read the counter when a point starts and poll it every
+* a batch reads the counter when it starts, and its points' loops poll it every
   :data:`POLL_MASK` + 1 iterations (:meth:`tlop.backends.jit.codegen.CodeGen.poll`), both
   through functions compiled here (:data:`NOW_FUNCTION`, :data:`POLL_FUNCTION`: never inlined,
   declared as touching only memory the caller cannot reach, so the optimiser neither deletes
