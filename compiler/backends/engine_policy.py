@@ -205,12 +205,11 @@ def choose(program: ir.Program, alg: ir.Algorithm, env: Optional[dict], points: 
         return Choice("jit" if many else "interp", f"{points:,} point{'s' if points != 1 else ''} "
                       f"({'at least' if many else 'fewer than'} {SCHEDULE_POINTS if schedule else 2}; no point "
                       f"to predict the work from)")
+    if not schedule and schedule_only and points == 1:
+        return Choice("interp", "one point of a cost expression without a schedule")
     work = predicted_work(program, alg, env, profile, mapping)
     if math.isnan(work):
         return Choice("interp", "the point cannot be priced (the interpreter reports why)")
-    if not schedule and schedule_only and points == 1:
-        return Choice("interp", "one point of a cost expression", work, interp_seconds(work, 1),
-                      native_seconds(work, 1, False))
     interp = interp_seconds(work, points)
     cold = native_seconds(work, points, False)
     hit = native_seconds(work, points, True)
