@@ -11,7 +11,7 @@ from tlop.runtime.text import printable
 from tlop.cli import format as fmt
 from tlop.cli.table import matrix_layout
 from tlop.cli.common import _assignments, _engine, _largest_point, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
-from tlop.cli.cmd_sweep import _csv_cell, _csv_cells, _evaluate_columns, _gather, _grid, _json_point, _label, _matrix_chunk, _per_rank_arguments, _table_rows, _transposed
+from tlop.cli.cmd_sweep import _csv_cell, _evaluate_columns, _gather, _grid, _json_point, _label, _matrix_chunk, _per_rank_arguments, _table_rows, _transposed
 
 
 def _best_candidates(args, prof, raw):
