@@ -63,6 +63,7 @@ from fractions import Fraction
 from typing import Optional
 
 from tlop import ir
+from tlop.ir.taulop import UniformGroups, key_of, per_node_group, reduce_groups, schedule_channels
 
 __all__ = ["Derivation", "derive", "closed_form", "KINDS", "parse_kind", "expand_transmissions"]
 
@@ -335,15 +336,17 @@ class _Deriver:
         self.program, self.alg, self.kind, self.q = program, alg, kind, q
         self.P = "P"
         self.rename = {ir.RANKS: "P"}
-        info = program.channel_info
-        within = [c for c in program.channels if info.get(c) and info[c].placement == "within"]
-        between = [c for c in program.channels if info.get(c) and info[c].placement == "between"]
-        if len(within) != 1 or len(between) != 1:
+        within, between, problem = schedule_channels(program)
+        if problem is not None:
             raise NoClosedForm("the platform does not declare exactly one channel within nodes and one between")
         self.shm, self.net = within[0], between[0]
-        self.net_key = info[self.net].contention or "dst_node"
-        if "all" in (info[self.shm].contention, self.net_key):
-            raise NoClosedForm("contention 'all' (one group per channel across nodes) has no closed form yet")
+        # the contention keys (the one table): closed forms count a node's group, so a key whose
+        # groups are not per node has none
+        self.shm_key, self.net_key = key_of(program, self.shm), key_of(program, self.net)
+        for key, inside in ((self.shm_key, True), (self.net_key, False)):
+            if per_node_group(key, 1, 1, within=inside) is None:
+                raise NoClosedForm(f"contention '{key.name}' ({key.doc}) has no closed form yet: its groups are "
+                                   f"not one per node")
         self.conditions = []   # (IR, text)
         self.patterns = []
         self.lets = {}         # let-bound names in scope -> their IR
@@ -353,13 +356,8 @@ class _Deriver:
     # the per-node group size of the between-nodes channel when ``cross`` transfers leave and as
     # many enter every node (node/either count a transfer in both of its nodes' groups)
     def net_group(self, out_cross, in_cross, disjoint=False):
-        if self.net_key == "dst_node":
-            return in_cross
-        if self.net_key == "src_node":
-            return out_cross
-        if disjoint:
-            return in_cross
-        return _b("+", out_cross, in_cross)
+        return per_node_group(self.net_key, out_cross, in_cross, within=False, disjoint=disjoint,
+                              add=lambda a, b: _b("+", a, b))
 
     def need(self, cond, text):
         if all(text != t for _, t in self.conditions):
@@ -511,17 +509,24 @@ class _Deriver:
         return None
 
     def cost(self, counts, send):
-        """``max`` over channels of ``(count·w) ‖ T[c](s)`` for the non-zero counts."""
-        terms = []
+        """The one rule (:func:`tlop.ir.taulop.reduce_groups`) on uniform groups: one phase whose
+        groups are the channels' per-node groups of ``n`` transfers of the send's size, each
+        ``(n·w) ‖ T[c](s)`` (zero counts have no group); A3 is their ``max``.  A size ``<= 0``
+        is not dropped here: the stage's ``if s <= 0 then 0 else …`` is written once around it."""
+        groups = []
         for ch, n in counts:
             if isinstance(n, ir.Num) and n.value == 0:
                 continue
             w = n if (isinstance(send.weight, ir.Num) and send.weight.value == 1) else _b("*", n, send.weight)
-            tx = ir.Transmit(ir.SEND_TRANSMISSION, _num(self.program.channels.index(ch)), send.size)
-            terms.append(tx if isinstance(w, ir.Num) and w.value == 1 else ir.Conc(w, tx))
-        if not terms:
-            return _ZERO
-        return terms[0] if len(terms) == 1 else ir.Fn("max", tuple(terms))
+            groups.append((ch, w, send.size))
+
+        def term(ch, w, size):
+            tx = ir.Transmit(ir.SEND_TRANSMISSION, _num(self.program.channels.index(ch)), size)
+            return tx if isinstance(w, ir.Num) and w.value == 1 else ir.Conc(w, tx)
+
+        alg = UniformGroups([groups], term, dropped=lambda m: False, guard=None, zero=_ZERO,
+                            plus=lambda a, b: _b("+", a, b), maximum=lambda ts: ir.Fn("max", tuple(ts)))
+        return reduce_groups(alg)[0]
 
     # ------------------------------------------------------------------ shift
     def shift(self, loop, send, src, dst, dmod, ps, pd, plo, phi):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tlop import ir
+from tlop.ir.taulop import KEYS, key_of
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.units import format_size, format_time
 
@@ -120,15 +121,7 @@ def _xmit(tau: float, ch: str, size: float) -> str:
 def _group_label(ch: str, rule: str, placement: str, key: int) -> str:
     if rule == "rank":
         return f"compute on rank {key}"
-    if rule == "dst_node":
-        return f"{ch} → node {key}"
-    if rule == "src_node":
-        return f"{ch} node {key} →"
-    if rule == "all":
-        return f"{ch} (all nodes)"
-    if placement == "within":
-        return f"{ch} node {key}"
-    return f"{ch} node {key} ↔"
+    return KEYS[rule].label(ch, placement == "within", key)  # the contention key's own label
 
 
 def _max(parts: list) -> str:
@@ -152,8 +145,7 @@ class _Recorder:
 def _rule(program, ch: str) -> tuple:
     info = program.channel_info.get(ch)
     placement = info.placement if info is not None else None
-    rule = (info.contention if info is not None else None) or ("node" if placement == "within" else "dst_node")
-    return rule, placement
+    return key_of(program, ch).name, placement
 
 
 def _stage_view(index, d, program, scope) -> StageView:

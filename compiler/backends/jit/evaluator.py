@@ -73,6 +73,8 @@ def _source_hash() -> str:
         here = Path(__file__).parent
         for name in ("codegen.py", "schedgen.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
+        for path in sorted((here.parent.parent / "ir" / "taulop").glob("*.py")):  # the schedule semantics
+            h.update(path.read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
 

@@ -16,8 +16,8 @@ the two agree to 1e-12, errors included):
 2. **Grouping.**  The mapping (its kind is compiled in; Q, the node count and a layout's table
    are run-time data, see :data:`MAP_WORDS`) gives each end's node; a send within a node takes
    the platform's ``within node`` channel, any other its ``between nodes`` channel, and joins the
-   contention group (phase, channel, node named by the channel's ``contention`` key; two groups
-   for ``node``/``either`` between nodes, key 0 for ``all``: one group per channel); a computation is its own group per (phase, rank).  A
+   contention groups (phase, channel, key) its channel's ``contention`` key names — the one table
+   of :mod:`tlop.ir.taulop.contention`, applied to LLVM values; a computation is its own group per (phase, rank).  A
    group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
    of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
    computation cost); runs are then merged per group — through a dense table when the key space
@@ -54,6 +54,7 @@ from llvmlite import ir
 from tlop import ir as tir
 from tlop.backends.enumeration import MAX_ELEMENTS
 from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS
+from tlop.ir.taulop import key_of, schedule_channels
 from tlop.runtime.mapping import MAX_RANKS
 
 from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
@@ -92,6 +93,19 @@ def _declare(module: ir.Module, name: str, ret, args):
     return fn
 
 
+class _LlvmKeyOps:
+    """:class:`tlop.ir.taulop.KeyOps` on LLVM i64 node numbers."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def const(self, like, value):
+        return _c(value)
+
+    def floordiv(self, x, k):
+        return self.b.sdiv(x, _c(k))  # node numbers are >= 0: truncation is floor
+
+
 class _State:
     """The allocas of one stage's code (created in the function's entry block)."""
 
@@ -104,15 +118,14 @@ class StageGen:
         self.program = cg.program
         self.module = cg.module
         self.kind = cg.mapping_kind
-        info = self.program.channel_info
         chans = self.program.channels
-        within = [c for c in chans if info.get(c) and info[c].placement == "within"]
-        between = [c for c in chans if info.get(c) and info[c].placement == "between"]
-        self.channels_ok = len(within) == 1 and len(between) == 1
+        within, between, problem = schedule_channels(self.program)
+        self.channels_ok = problem is None
         if self.channels_ok:
             self.ci, self.cx = chans.index(within[0]), chans.index(between[0])
-            self.rule_i = info[within[0]].contention or "node"
-            self.rule_x = info[between[0]].contention or "dst_node"
+            # the contention keys of the two channels (the one table, on LLVM values)
+            self.key_i = key_of(self.program, within[0])
+            self.key_x = key_of(self.program, between[0])
         self.nch = len(chans)
         self.ncodes = self.nch + 1  # the channels, then computations
         m = self.module
@@ -483,20 +496,16 @@ class StageGen:
                 if not self.channels_ok:
                     return
                 sn, dn = self.node_of(src, s.d), self.node_of(dst, s.d)
+                # the channel of the send (tlop.ir.taulop.send_channel), as a branch; then the
+                # groups its contention key puts it in
+                ops = _LlvmKeyOps(b)
                 with b.if_else(b.icmp_signed("==", sn, dn)) as (same, other):
                     with same:
-                        key = _c(0) if self.rule_i == "all" else dn if self.rule_i == "dst_node" else sn
-                        self._member(ph, self.ci, key, size, w, None, s)
+                        for key in self.key_i.groups(sn, dn, True, ops):
+                            self._member(ph, self.ci, key, size, w, None, s)
                     with other:
-                        if self.rule_x == "dst_node":
-                            self._member(ph, self.cx, dn, size, w, None, s)
-                        elif self.rule_x == "src_node":
-                            self._member(ph, self.cx, sn, size, w, None, s)
-                        elif self.rule_x == "all":  # one group: every transfer on the channel
-                            self._member(ph, self.cx, _c(0), size, w, None, s)
-                        else:
-                            self._member(ph, self.cx, sn, size, w, None, s)
-                            self._member(ph, self.cx, dn, size, w, None, s)
+                        for key in self.key_x.groups(sn, dn, False, ops):
+                            self._member(ph, self.cx, key, size, w, None, s)
 
     def _compute(self, ph, rank, cost, s):
         b = self.b

@@ -40,8 +40,8 @@ channels unknown at expansion time cost O(n²) terms per phase.
 
 **One rule, two representations.**  The A2/A3 rule itself — each member's increment over its
 ≺-predecessor in its group, carried by the weights of the members from it on, summed within the
-group, maximum across groups — is written once, by :func:`reduce_groups`, over a small
-*algebra* of the operations it needs (:class:`GroupAlgebra`).  Two algebras instantiate it:
+group, maximum across groups — is written once, by :func:`tlop.ir.taulop.rule.reduce_groups`, over a
+small *algebra* of the operations it needs (:class:`~tlop.ir.taulop.rule.GroupAlgebra`).  Two algebras instantiate it:
 building IR (the groups of a phase whose channels and size order are decided at expansion time,
 the usual case) and numpy arrays (:class:`NumericGroups`: the concrete, already grouped and
 sorted members of every group of every phase of a schedule stage, which the interpreter
@@ -58,16 +58,14 @@ evaluated (bound once by ``Let`` when ``share``), as the items of a composition 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
-
-import numpy as np
+from typing import Callable, Optional
 
 from tlop.ir import nodes as ir
 from tlop.ir.constfold import const_value
+from tlop.ir.taulop.rule import reduce_groups
 from tlop.ir.visitor import ExprMutator
 
-__all__ = ["Expansion", "expand_parcomp", "ExpandParComps", "Decide", "reduce_groups", "GroupAlgebra",
-           "NumericGroups"]
+__all__ = ["Expansion", "expand_parcomp", "ExpandParComps", "Decide"]
 
 #: a decision procedure for a pure IR condition: True, False, or None when unknown
 Decide = Callable[[ir.Expr], Optional[bool]]
@@ -131,95 +129,6 @@ def _and(parts) -> Optional[ir.Expr]:
     for p in parts:
         out = p if out is None else ir.Bin("and", out, p)
     return out
-
-
-# ----------------------------------------------------------------------------- the rule, once
-
-class GroupAlgebra(Protocol):
-    """The operations of the A2/A3 rule over one representation of the members of the contention
-    groups of a phase (or of several phases), grouped, and sorted by ≺ inside each group."""
-
-    def previous(self):
-        """Per member: its ≺-predecessor in its group (the algebra's own handle), or none."""
-
-    def carried(self):
-        """Per member j of a group of n: ``w_j + w_{j+1} + … + w_n`` (j and every later member)."""
-
-    def increment(self, prev, carried):
-        """Per member: 0 when ``d = m_j − max(0, m_prev)`` is ``<= 0`` (``m_j`` when there is
-        no predecessor), else ``carried_j ‖ X_j(d)`` with ``X_j`` the member's own transmission."""
-
-    def group_sums(self, terms):
-        """Per group: the sum of its members' terms, in ≺ order."""
-
-    def across(self, sums):
-        """Per phase: the maximum of its groups' sums (A3)."""
-
-
-def reduce_groups(alg: GroupAlgebra):
-    """The τ-Lop reduction of grouped, sorted members (000 eq. 8–9): A2 in each group — sizes
-    ``m_1 ≤ … ≤ m_n``, ``Σ_j (w_j + … + w_n) ‖ X_j(m_j − m_{j−1})`` with ``m_0 = 0`` and
-    increments ``<= 0`` dropped — then A3, the maximum across the groups of a phase."""
-    prev = alg.previous()
-    carried = alg.carried()
-    return alg.across(alg.group_sums(alg.increment(prev, carried)))
-
-
-class NumericGroups:
-    """:class:`GroupAlgebra` over numpy arrays: the members of every group of every phase of a
-    schedule stage, with concrete sizes and weights.
-
-    ``size``, ``weight``: float arrays in group order (the members of one group contiguous and
-    sorted by size, ties in sequence order); ``group_start``: the index of each group's first
-    member (increasing); ``phase_start``: the index, into the groups, of each phase's first
-    group; ``transmit(idx, carried, d)``: the cost of members ``idx`` transmitting ``d`` bytes
-    under concurrency ``carried`` (arrays), through each member's own channel — a computation
-    member returns its cost whatever ``carried`` and ``d``."""
-
-    def __init__(self, size, weight, group_start, phase_start, transmit):
-        self.size = np.asarray(size, dtype=float)
-        self.weight = np.asarray(weight, dtype=float)
-        self.group_start = np.asarray(group_start, dtype=np.int64)
-        self.phase_start = np.asarray(phase_start, dtype=np.int64)
-        self.transmit = transmit
-        n = len(self.size)
-        self.group_of = np.zeros(n, dtype=np.int64)
-        if n:
-            marks = np.zeros(n, dtype=np.int64)
-            marks[self.group_start[1:]] = 1
-            self.group_of = np.cumsum(marks)
-
-    def previous(self):
-        prev = np.empty_like(self.size)
-        if len(prev):
-            prev[1:] = self.size[:-1]
-            prev[self.group_start] = 0.0
-        return prev
-
-    def carried(self):
-        # suffix sums of the weights inside each group: (sum from j to the end of the array)
-        # minus (sum from the next group's first member on)
-        tail = np.concatenate([np.cumsum(self.weight[::-1])[::-1], [0.0]])
-        ends = np.concatenate([self.group_start[1:], [len(self.weight)]])
-        return tail[:-1] - tail[ends[self.group_of]]
-
-    def increment(self, prev, carried):
-        d = self.size - np.maximum(prev, 0.0)
-        out = np.zeros_like(self.size)
-        idx = np.flatnonzero(~(d <= 0))  # NaN reaches the transmission, as in the IR rule
-        if len(idx):
-            out[idx] = self.transmit(idx, carried[idx], d[idx])
-        return out
-
-    def group_sums(self, terms):
-        if not len(terms):
-            return terms
-        return np.add.reduceat(terms, self.group_start)
-
-    def across(self, sums):
-        if not len(sums):
-            return sums
-        return np.maximum.reduceat(sums, self.phase_start)
 
 
 class _IRGroups:
