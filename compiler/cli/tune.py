@@ -74,7 +74,7 @@ def _candidates(files, collective, only):
 
 def _price(h, profile, P: int, m: float, mapping):
     """(cost, segment) of algorithm ``h`` at (P, m): the segment size searched when it has ``s``."""
-    from tlop.analysis.segsearch import search_segment
+    from tlop.apps.segsearch import search_segment
 
     names = [p.name for p in h.params]
     over = mapping if h.ir.over is not None else None
