@@ -83,7 +83,7 @@ def test_auto_compiles_a_configuration_sweep_of_16_evaluations_and_agrees_with_t
     that; the native rows equal the oracle's (``--engine interp``) to 1e-12."""
     import argparse
 
-    from tlop.cli import main as cli
+    from tlop.cli import common as cli
 
     h = tlop.load("kernels/summa")["summa_banded"]
     prof = tlop.load_profile("lusitania")

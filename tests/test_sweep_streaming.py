@@ -92,16 +92,18 @@ def test_the_grid_limit_is_checked_from_the_axes_lengths():
 def _peak(argv, capsys, monkeypatch, tmp_path):
     """The most memory held (Python allocations since the command started) when a point is
     evaluated: the loading of the module and profile, freed by then, is not counted."""
-    import tlop.cli.main as cli
+    import tlop.cli.cmd_best as best_cmd
+    import tlop.cli.cmd_sweep as sweep_cmd
 
     monkeypatch.setattr(grid_mod, "CHUNK_POINTS", 1000)
     held = []
-    evaluate = cli._evaluate_columns
+    evaluate = sweep_cmd._evaluate_columns
 
     def measured(*a, **k):
         held.append(tracemalloc.get_traced_memory()[0])
         return evaluate(*a, **k)
-    monkeypatch.setattr(cli, "_evaluate_columns", measured)
+    monkeypatch.setattr(sweep_cmd, "_evaluate_columns", measured)
+    monkeypatch.setattr(best_cmd, "_evaluate_columns", measured)
     gc.collect()
     tracemalloc.start()
     try:

@@ -10,7 +10,7 @@ its partition of that size (as ``tlop eval … N=128`` does, for an algorithm wi
 with the kernel's HLogGP algorithm (``summa_hloggp``, ``wave2d_hloggp``).
 
 What it does not do: draw (``--plot``) or distribute the evaluation (``--distributed``); it
-evaluates with the engine ``tlop eval`` would choose for a sweep (:func:`tlop.cli.main._engine`).
+evaluates with the engine ``tlop eval`` would choose for a sweep (:func:`tlop.cli.common._engine`).
 """
 
 from __future__ import annotations
@@ -53,18 +53,19 @@ def config_names(spec: str) -> list:
 
 def run(args) -> int:
     from tlop.cli import format as fmt
-    from tlop.cli import main as cli
+    from tlop.cli.common import _assignments, _engine, _load, _print_table, _profile, _write_csv
+    from tlop.cli.cmd_sweep import _csv_cells, _evaluate_columns, _grid, _json_point, _label
     from tlop.runtime.configs import ConfigError, configuration
 
     if getattr(args, "plot", None) or getattr(args, "distributed", False):
         raise TlopError("a sweep over configurations prints rows (or --csv, --json); --plot and --distributed "
                         "take a sweep without --config/--layout")
-    m = cli._load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     if h.ir.over is None:
         raise TlopError(f"'{h.name}' is not evaluated over a process mapping; --config/--layout give it nothing")
-    prof = cli._profile(args)
-    raw = cli._assignments(args.assignments)
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
     ptypes = {p.name: p.type for p in h.params}
     selector = "N" in raw and "N" not in ptypes  # N=… picks each configuration's partition of that size
     sizes = [None]
@@ -76,7 +77,7 @@ def run(args) -> int:
         if k not in ptypes:
             raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
     names = config_names(args.config) if args.config else [None]
-    label = cli._label(ptypes, m.program, args)
+    label = _label(ptypes, m.program, args)
     own_P = "P" in ptypes and "P" not in raw
     swept = [k for k in raw]
     header = ["config"] + (["P"] if own_P else []) + (["N"] if selector else []) + swept
@@ -94,12 +95,12 @@ def run(args) -> int:
                 point = dict(raw)
                 if own_P:
                     point["P"] = str(cfg.P)
-                grid = cli._grid(point, ptypes, m.program, getattr(args, "max_points", None))
+                grid = _grid(point, ptypes, m.program, getattr(args, "max_points", None))
                 # every configuration shares one compiled object: count all the evaluations
-                _, evaluate = cli._engine(args, h, prof, points=grid.size * len(names) * len(sizes), mapping=cfg,
+                _, evaluate = _engine(args, h, prof, points=grid.size * len(names) * len(sizes), mapping=cfg,
                                           config=True)
                 for _, columns in grid.chunks():
-                    values = cli._evaluate_columns(evaluate, h, columns, ptypes)
+                    values = _evaluate_columns(evaluate, h, columns, ptypes)
                     yield (cfg.name or name or cfg.source), cfg, N, columns, values
 
     def prefix(cfg_label, cfg, N):
@@ -108,9 +109,9 @@ def run(args) -> int:
     if args.csv:
         def csv_rows():
             for cfg_label, cfg, N, columns, values in rows():
-                yield [prefix(cfg_label, cfg, N) + cli._csv_cells(swept, ptypes, label, columns, j)
+                yield [prefix(cfg_label, cfg, N) + _csv_cells(swept, ptypes, label, columns, j)
                        + [repr(float(val))] for j, val in enumerate(values)]
-        cli._write_csv(args.csv, header + ["seconds"], csv_rows())
+        _write_csv(args.csv, header + ["seconds"], csv_rows())
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream
@@ -118,11 +119,11 @@ def run(args) -> int:
         emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name,
                      "configurations": names if names != [None] else [str(args.layout)]}, "points",
                     ({"config": cfg_label, "P": cfg.P, **({"N": N} if selector else {}),
-                      **cli._json_point(swept, ptypes, m.program, columns, j), "seconds": float(val)}
+                      **_json_point(swept, ptypes, m.program, columns, j), "seconds": float(val)}
                      for cfg_label, cfg, N, columns, values in rows() for j, val in enumerate(values)))
         return 0
     table = [prefix(cfg_label, cfg, N) + [label(k, columns[k][j]) for k in swept] + [fmt.seconds(val, args)]
              for cfg_label, cfg, N, columns, values in rows() for j, val in enumerate(values)]
     print(f"{h.name} on {prof.name}, {len(names)} configuration{'s' if len(names) != 1 else ''}")
-    cli._print_table(header + ["cost"], table)
+    _print_table(header + ["cost"], table)
     return 0

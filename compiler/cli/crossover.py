@@ -112,12 +112,14 @@ def run(args) -> int:
     import numpy as np
 
     from tlop.backends.binding import constraint_mask
-    from tlop.cli import main as m
+    from tlop.cli.common import _assignments, _engine, _profile
+    from tlop.cli.cmd_best import _best_candidates
+    from tlop.cli.cmd_sweep import _evaluate_columns, _grid, _label
     from tlop.cli.plot_stages import check_target, have_matplotlib
     from tlop.cli.table import print_table
 
     axis = args.crossover
-    raw = m._assignments([a for a in list(args.files) + list(args.positional) if "=" in a])
+    raw = _assignments([a for a in list(args.files) + list(args.positional) if "=" in a])
     args.files = [a for a in args.files if "=" not in a]
     if args.plot:
         check_target(args.plot)
@@ -126,8 +128,8 @@ def run(args) -> int:
                             "pip install 'tlop[plot]'")
     if axis not in raw:
         raise TlopError(f"--crossover {axis}: give '{axis}' a range, e.g. {axis}=1..1000")
-    prof = m._profile(args)
-    pairs, excluded = m._best_candidates(args, prof, raw)
+    prof = _profile(args)
+    pairs, excluded = _best_candidates(args, prof, raw)
     if len(pairs) < 2:
         raise TlopError("--crossover compares at least two algorithms; "
                         + ("; ".join(f"{n} ({why})" for n, why in excluded) or "name them with --only"))
@@ -139,7 +141,7 @@ def run(args) -> int:
     for k in raw:
         if k not in ptypes:
             raise TlopError(f"no candidate algorithm has a parameter '{k}'")
-    grid = m._grid(raw, ptypes, pairs[0][1].module.program, min(MAX_POINTS, getattr(args, "max_points", None)
+    grid = _grid(raw, ptypes, pairs[0][1].module.program, min(MAX_POINTS, getattr(args, "max_points", None)
                                                                  or MAX_POINTS))
     if len(grid.axes[axis]) < 2:
         raise TlopError(f"--crossover {axis}: '{axis}' has one value; give it a range, e.g. {axis}=1..1000")
@@ -151,13 +153,13 @@ def run(args) -> int:
         ok = np.broadcast_to(constraint_mask(h.ir, own), (grid.size,))
         if not ok.any():
             continue
-        engine, runner = m._engine(args, h, prof)
-        costs[i, ok] = m._evaluate_columns(runner, h, {k: v[ok] for k, v in own.items()}, ptypes)
+        engine, runner = _engine(args, h, prof)
+        costs[i, ok] = _evaluate_columns(runner, h, {k: v[ok] for k, v in own.items()}, ptypes)
     costs[np.isnan(costs)] = np.inf
     costs = costs.reshape((len(pairs),) + grid.shape)
     axes = {k: np.asarray(list(a), dtype=float) for k, a in grid.axes.items()}
     rows = crossover_table(axes, costs, labels, axis)
-    label = m._label(ptypes, pairs[0][1].module.program, args)
+    label = _label(ptypes, pairs[0][1].module.program, args)
     others = [n for n in grid.names if n != axis]
     swept = [n for n in others if len(axes[n]) > 1]
     print(f"crossover in {axis} of {len(pairs)} algorithms of {', '.join(args.files)} on {prof.name} ({engine})")

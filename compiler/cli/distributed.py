@@ -34,17 +34,18 @@ _cache: dict = {}
 
 
 def _rebuild(spec: dict):
-    from tlop.cli import main as cli
+    from tlop.cli.common import _assignments, _engine, _load, _profile
+    from tlop.cli.cmd_sweep import _grid
 
     key = repr(sorted(spec.items()))
     if key not in _cache:
         args = argparse.Namespace(**spec)
-        m = cli._load(args.file)
+        m = _load(args.file, args)
         h = m[args.algorithm]
-        prof = cli._profile(args)
+        prof = _profile(args)
         ptypes = {p.name: p.type for p in h.params}
-        grid = cli._grid(cli._assignments(args.assignments), ptypes, m.program, args.max_points)
-        _, run = cli._engine(args, h, prof)
+        grid = _grid(_assignments(args.assignments), ptypes, m.program, args.max_points)
+        _, run = _engine(args, h, prof)
         _cache.clear()
         _cache[key] = (h, ptypes, grid, run)
     return _cache[key]
@@ -54,7 +55,7 @@ def evaluate_chunk(spec: dict, start: int, size: int):
     """The values of the grid's points ``start … start + size − 1`` (a worker's task)."""
     import numpy as np
 
-    from tlop.cli.main import _evaluate_columns
+    from tlop.cli.cmd_sweep import _evaluate_columns
 
     h, ptypes, grid, run = _rebuild(spec)
     flat = np.arange(start, min(grid.size, start + size), dtype=np.int64)
@@ -70,7 +71,7 @@ def _workers() -> int:
 
 
 def distributed_chunks(args, grid):
-    """A ``chunks(size=None)`` function for :func:`tlop.cli.main._sweep`: ``(columns, values)``
+    """A ``chunks(size=None)`` function for :func:`tlop.cli.cmd_sweep._sweep`: ``(columns, values)``
     of consecutive slices, the values computed by the MPI job's workers."""
     try:
         import mpi4py  # noqa: F401

@@ -127,6 +127,8 @@ def add_explain_arguments(p):
                    help="process mapping: sequential(Q), round_robin(Q), sequential(nodes=M), round_robin(nodes=M), "
                         "or a layout file (.json, .csv)")
     g.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    g.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's)")
     g.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     g.add_argument("--reduce-op", metavar="OP", help="the reduction operation whose cost gamma holds, e.g. max")
@@ -134,7 +136,7 @@ def add_explain_arguments(p):
                    help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
     g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
     g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
-    from tlop.cli.main import _add_config_options
+    from tlop.cli.common import _add_config_options
 
     _add_config_options(g)
     g.add_argument("--derive", action="store_true",
@@ -180,7 +182,7 @@ def run_explain_stages(args, load) -> int:
     from tlop import ir
     from tlop.analysis.stages import explain_stages, explanation_json, explanation_lines
     from tlop.backends.binding import bind_mapping
-    from tlop.cli.main import _add_config_options, _fmt_arg, _mapping, _point, _profile
+    from tlop.cli.common import _add_config_options, _fmt_arg, _mapping, _point, _profile
 
     mixed = [flag for attr, flag in _DERIVATION_OPTIONS.items() if getattr(args, attr, None)]
     if mixed:

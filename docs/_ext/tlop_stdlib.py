@@ -11,7 +11,7 @@ class TlopStdlib(Directive):
 
     def run(self):
         import tlop
-        from tlop.cli.main import _signature
+        from tlop.cli.common import _signature
         from tlop.frontend.loader import stdlib_modules
         from tlop.backends.notation import format_text
 

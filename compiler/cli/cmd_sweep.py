@@ -1,0 +1,210 @@
+"""``tlop sweep``: one algorithm over a grid of parameter values, streamed in chunks as a table,
+CSV or JSON lines, with a plot.
+
+What it does not do: compare algorithms (``tlop best``).
+"""
+
+from __future__ import annotations
+
+
+from tlop.runtime.diagnostics import TlopError
+from tlop.cli import format as fmt
+from tlop.cli.table import matrix_layout
+from tlop.cli.common import _assignments, _csv_number, _engine, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
+
+
+def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
+    """The grid of the ``NAME=RANGE`` arguments (:class:`tlop.cli.grid.Grid`), its size
+    checked against ``--max-points`` before any point is generated."""
+    from tlop.cli.grid import DEFAULT_MAX_POINTS, Grid
+    from tlop.cli.ranges import parse_axis
+
+    limit = DEFAULT_MAX_POINTS if max_points is None else max_points
+    axes = {k: parse_axis(k, v, ptypes[k], program, limit) for k, v in raw.items()}
+    return Grid(axes, limit)
+
+
+def _per_rank_arguments(raw: dict, params, ptypes: dict, program) -> dict:
+    """The per-rank arguments of ``raw`` (``counts=1KiB,2KiB,…``, ``counts=@sizes.json``, one
+    value), taken out of it and parsed: one vector for every point of a grid, never an axis."""
+    names = {p.name for p in params if p.per_rank is not None and p.name in raw}
+    if not names:
+        return {}
+    from tlop.backends.binding import parse_cli_value
+    from tlop.runtime.per_rank import parse_per_rank_text
+
+    return {k: parse_per_rank_text(k, raw.pop(k), lambda t, k=k: parse_cli_value(t, ptypes[k], k, program))
+            for k in sorted(names)}
+
+
+def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
+    """The cost at every grid point; channel arguments are scalars, so each combination of
+    channels is evaluated on its own."""
+    import numpy as np
+
+    n = len(next(iter(columns.values()))) if columns else 1
+    channels = {k: v for k, v in columns.items() if ptypes[k] == "channel"}
+    if not channels:
+        return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
+    values = np.empty(n)
+    keys = list(channels)
+    for combo in {tuple(float(channels[k][i]) for k in keys) for i in range(n)}:
+        mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
+        sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
+        values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
+    return values
+
+
+def _label(ptypes: dict, program, args=None):
+    def label(k, v):
+        return fmt.param_text(ptypes[k], v, program.channels, args)
+    return label
+
+
+def _csv_cells(names, ptypes, label, columns, j) -> list:
+    return [label(k, columns[k][j]) if ptypes[k] == "channel" else _csv_number(columns[k][j]) for k in names]
+
+
+def _json_point(names, ptypes, program, columns, j) -> dict:
+    return {k: fmt.param_json(ptypes[k], columns[k][j], program.channels) for k in names}
+
+
+def _matrix_chunk(grid, rk, ck) -> int:
+    """Points per chunk for a two-parameter table: whole rows of it (the grid is row-major)."""
+    from tlop.cli.grid import CHUNK_POINTS
+
+    cols = len(grid.axes[ck])
+    return cols * max(1, CHUNK_POINTS // cols)
+
+
+def _cost_width(args) -> int:
+    """The width of a printed time, for fitting a matrix before evaluating it (``677.3 µs``;
+    a forced unit can print more digits)."""
+    return 8 if getattr(args, "unit", "auto") in (None, "auto") else 10
+
+
+def _transposed(grid, rk, ck, label, cells, chunks):
+    """(header, rows) of a two-parameter grid with ``ck`` down and ``rk`` across (a grid
+    :func:`tlop.cli.table.matrix_layout` allows to be held); ``cells(result, i)`` is the text of
+    point ``i`` of a chunk's ``result``."""
+    table = {}
+    for result in chunks():
+        columns = result[0]
+        for i in range(len(columns[rk])):
+            table[(float(columns[rk][i]), float(columns[ck][i]))] = cells(result, i)
+    header = [f"{ck} \\ {rk}"] + [label(rk, r) for r in grid.axes[rk]]
+    rows = [[label(ck, c)] + [table[(float(r), float(c))] for r in grid.axes[rk]] for c in grid.axes[ck]]
+    return header, rows
+
+
+def _gather(chunks, grid, pick, command: str) -> "np.ndarray":
+    """The values ``pick(chunk)`` of every chunk, in grid order, shaped as the grid (a picture)."""
+    import numpy as np
+
+    from tlop.cli.plot_grid import plotted_axes
+
+    plotted_axes(grid.names, grid.shape, command)  # refuse before evaluating
+    return np.concatenate([np.asarray(pick(c), dtype=float) for c in chunks()]).reshape(grid.shape)
+
+
+def cmd_sweep(args) -> int:
+    if getattr(args, "config", None) or getattr(args, "layout", None):  # a sweep over configurations
+        from tlop.cli import config_sweep
+
+        return config_sweep.run(args)
+    if not _plot_checked(args, "sweep"):
+        return 2  # a missing optional dependency
+    rc = _sweep(args)
+    _plot_wrote(args)
+    return rc
+
+
+def _sweep(args) -> int:
+    m = _load(args.file, args)
+    h = m[args.algorithm]
+    prof = _profile(args)
+    raw = _assignments(args.assignments)
+    ptypes = {p.name: p.type for p in h.params}
+    for k in raw:
+        if k not in ptypes:
+            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+    per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
+    grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
+    names, axes = grid.names, grid.axes
+    swept = [k for k, v in axes.items() if len(v) > 1]
+    engine, run = _engine(args, h, prof)
+    label = _label(ptypes, m.program, args)
+
+    def chunks(size=None):
+        from tlop.cli.grid import CHUNK_POINTS
+
+        for start, columns in grid.chunks(size or CHUNK_POINTS):
+            yield columns, _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
+
+    if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
+        from tlop.cli.distributed import distributed_chunks
+
+        chunks = distributed_chunks(args, grid)  # noqa: F811
+    if getattr(args, "plot", None):
+        from tlop.cli.plot_grid import sweep_figure, write_figure
+
+        values = _gather(chunks, grid, lambda c: c[1], "sweep")
+        fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names if len(axes[k]) == 1)
+        title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
+        write_figure(sweep_figure(title, names, axes, values, label), args.plot)
+    if args.csv:
+        _write_csv(args.csv, names + ["seconds"],
+                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
+                     for j, val in enumerate(values)] for columns, values in chunks()))
+        return 0
+    if args.json:
+        from tlop.cli.jsonout import emit_stream
+
+        emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+                     "parameters": names}, "points",
+                    ({**_json_point(names, ptypes, m.program, columns, j), "seconds": float(val)}
+                     for columns, values in chunks() for j, val in enumerate(values)))
+        return 0
+    layout = None
+    if len(swept) == 2:
+        rk, ck = swept
+        layout = matrix_layout(rk, ck, axes, label, _cost_width(args), grid.size)
+    # the height of the table is known before evaluating it: title, fixed values, header, rows
+    with _paged(args, _table_rows(grid, swept, layout) + 3):
+        _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks)
+    return 0
+
+
+def _table_rows(grid, swept, layout) -> int:
+    """The rows of the table of a grid in ``layout`` (known before it is evaluated)."""
+    if layout == "matrix":
+        return len(grid.axes[swept[0]])
+    if layout == "transposed":
+        return len(grid.axes[swept[1]])
+    return grid.size
+
+
+def _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks) -> None:
+    """The table of ``tlop sweep``: a matrix, transposed, or one row per point."""
+    names, axes = grid.names, grid.axes
+    print(f"{h.name} on {prof.name} ({engine})")
+    if layout is not None:
+        rk, ck = swept
+        fixed = {k: axes[k][0] for k in names if k not in swept}
+        if fixed:
+            print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
+        if layout == "transposed":
+            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: fmt.seconds(r[1][i], args), chunks))
+            return
+        header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
+        cols = len(axes[ck])
+
+        def rows():
+            for columns, values in chunks(_matrix_chunk(grid, rk, ck)):
+                yield [[label(rk, columns[rk][i])] + [fmt.seconds(v, args) for v in values[i:i + cols]]
+                       for i in range(0, len(values), cols)]
+        _print_table_chunks(header, rows)
+    else:  # one row per point (also a matrix too wide for the terminal either way round)
+        header = names + ["cost"]
+        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [fmt.seconds(val, args)]
+                                              for j, val in enumerate(values)] for columns, values in chunks()))
