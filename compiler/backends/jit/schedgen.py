@@ -54,7 +54,7 @@ from llvmlite import ir
 from tlop import ir as tir
 from tlop.backends.enumeration import MAX_ELEMENTS
 from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS
-from tlop.ir.taulop import key_of, schedule_channels
+from tlop.ir.taulop import key_of, reduce_groups, schedule_channels
 from tlop.runtime.mapping import MAX_RANKS
 
 from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
@@ -689,52 +689,14 @@ class StageGen:
             self._groups_of_runs(s)
 
     def _groups_of_runs(self, s):
+        """The merged runs (one per group, in (phase, code, key) order) reduced by the one rule
+        (:func:`tlop.ir.taulop.reduce_groups` on :class:`_NativeGroups`); a group of several
+        sizes sets ``s.nonuni`` (the stage is then reduced member by member)."""
         b = self.b
-        runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
-        n = b.load(s.nruns)
-        self._phase_reset(s)
         memo = [(self.var(F64, _NAN, f"memo_m{c}"), self.var(F64, _NAN, f"memo_w{c}"), self.var(F64, _ZERO, f"memo_v{c}"))
                 for c in range(self.nch)]
-        g = [self.var(I64, _c(-1), "g_key")] + [self.var(F64, _ZERO, f"g_{k}") for k in ("w", "mn", "mx", "c")]
-
-        def close():
-            key = b.load(g[0])
-            with b.if_then(b.icmp_signed(">=", key, _c(0))):
-                phase, code = self._split(key, s)
-                w, mn, mx, c = (b.load(x) for x in g[1:])
-                v = self.var(F64, _ZERO, "g_v")
-                with b.if_else(b.icmp_signed("==", code, _c(self.nch))) as (comp, send):
-                    with comp:
-                        b.store(c, v)
-                    with send:
-                        with b.if_else(b.fcmp_ordered("!=", mn, mx)) as (mixed, one):
-                            with mixed:
-                                b.store(ir.Constant(I1, 1), s.nonuni)
-                            with one:
-                                with b.if_then(b.fcmp_unordered("!=", mn, _ZERO)):  # m > 0 (sizes are >= 0)
-                                    b.store(self._memo_transmit(code, mn, w, memo, s), v)
-                self._phase_add(phase, b.load(v), s)
-
-        def each(i):
-            def f(k):
-                return b.load(b.gep(runs, [i, ir.Constant(I32, k)]))
-            key = f(0)
-            with b.if_else(b.icmp_signed("==", key, b.load(g[0]))) as (same, new):
-                with same:
-                    b.store(b.fadd(b.load(g[1]), f(1)), g[1])
-                    om, ox = b.load(g[2]), b.load(g[3])
-                    mn, mx = f(2), f(3)
-                    b.store(b.select(b.fcmp_ordered("<=", om, mn), om, mn), g[2])
-                    b.store(b.select(b.fcmp_ordered(">=", ox, mx), ox, mx), g[3])
-                    b.store(b.fadd(b.load(g[4]), f(4)), g[4])
-                with new:
-                    close()
-                    for k in range(5):
-                        b.store(f(k), g[k])
-
-        self.loop(_c(0), b.sub(n, _c(1)), each, "groups")
-        close()
-        b.store(self._phase_end(s), s.result)
+        alg = _NativeGroups(self, s, b.bitcast(b.load(s.runs), _RUN.as_pointer()), b.load(s.nruns), memo)
+        b.store(reduce_groups(alg), s.result)
 
     def _memo_transmit(self, code, m, w, memo, s):
         """``w ‖ T^code(m)``, remembering the last value per channel."""
@@ -766,79 +728,117 @@ class StageGen:
         return b.load(out)
 
     def _reduce_members(self, s):
-        """The oracle's reduction of every member: sort by (group, size, order); per group
-        the carried weights from the end, then A2 from the start."""
+        """The oracle's reduction of every member: sort by (group, size, order), then the one
+        rule (:func:`tlop.ir.taulop.reduce_groups` on :class:`_NativeGroups`)."""
         b = self.b
         n = b.load(s.nmem)
         b.call(self.qsort, [b.load(s.mem), n, _c(_MEMBER_BYTES), self.cmp_members])
-        mem = b.bitcast(b.load(s.mem), _MEMBER.as_pointer())
+        alg = _NativeGroups(self, s, b.bitcast(b.load(s.mem), _MEMBER.as_pointer()), n, None)
+        b.store(reduce_groups(alg), s.result)
 
-        def f(i, k):
-            return b.gep(mem, [i, ir.Constant(I32, k)])
 
-        self._phase_reset(s)
-        gs = self.var(I64, _c(0), "m_gs")
-        head = b.append_basic_block("mg_head")
-        body = b.append_basic_block("mg_body")
-        done = b.append_basic_block("mg_done")
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(b.icmp_signed("<", b.load(gs), n), body, done)
-        b.position_at_end(body)
-        start = b.load(gs)
-        key = b.load(f(start, 0))
-        ge = self.var(I64, b.add(start, _c(1)), "m_ge")
-        h2 = b.append_basic_block("mg_scan")
-        b2 = b.append_basic_block("mg_scan_body")
-        d2 = b.append_basic_block("mg_scan_done")
-        b.branch(h2)
-        b.position_at_end(h2)
-        j = b.load(ge)
-        more = b.icmp_signed("<", j, n)
-        b.cbranch(more, b2, d2)
-        b.position_at_end(b2)
-        same = b.icmp_signed("==", b.load(f(b.load(ge), 0)), key)
-        inc = b.append_basic_block("mg_inc")
-        b.cbranch(same, inc, d2)
-        b.position_at_end(inc)
-        b.store(b.add(b.load(ge), _c(1)), ge)
-        b.branch(h2)
-        b.position_at_end(d2)
-        end = b.load(ge)
-        phase, code = self._split(key, s)
-        # carried weights, from the group's end (stored over the weights)
-        carried = self.var(F64, _ZERO, "m_carried")
+class _NativeGroups:
+    """:class:`tlop.ir.taulop.GroupAlgebra` emitting LLVM over a buffer of records sorted by
+    group (the packed (phase, code, key) in field 0); each step is a pass over the buffer.
 
-        def backward(k):
-            i = b.sub(b.add(start, b.sub(end, _c(1))), k)  # end - 1 … start
-            c = b.fadd(b.load(carried), b.load(f(i, 2)))
-            b.store(c, carried)
-            b.store(c, f(i, 2))
+    Members (``memo`` None): records ``(group, size, weight, order)``, sorted by size inside each
+    group; a member's ≺-predecessor is the record before it in its group.  Runs (``memo``: the
+    per-channel memo of the last transmission): records ``(group, weight sum, smallest size,
+    largest size, computation cost)``, one per group, each the merge of the group's members — a
+    group of one size ``m`` is one member of weight ``W`` (A2 then gives ``W ‖ T(m)``); a group of
+    several sizes sets ``s.nonuni`` and contributes nothing here.  A computation group
+    contributes its cost."""
 
-        self.loop(start, b.sub(end, _c(1)), backward, "carry")
-        gsum = self.var(F64, _ZERO, "m_gsum")
-        prev = self.var(F64, _ZERO, "m_prev")
-        is_comp = b.icmp_signed("==", code, _c(self.nch))
+    def __init__(self, gen, s, buf, n, memo):
+        self.g, self.s, self.buf, self.n, self.memo = gen, s, buf, n, memo
+        self.size_f, self.weight_f = (2, 1) if memo is not None else (1, 2)
 
-        def forward(i):
-            size = b.load(f(i, 1))
-            term = self.var(F64, _ZERO, "m_term")
-            with b.if_else(is_comp) as (comp, send):
-                with comp:
-                    b.store(size, term)
+    def _f(self, i, k):
+        return self.g.b.gep(self.buf, [i, ir.Constant(I32, k)])
+
+    def _load(self, i, k):
+        return self.g.b.load(self._f(i, k))
+
+    def _first(self, i):
+        """Whether record ``i`` starts its group."""
+        b = self.g.b
+        j = b.select(b.icmp_signed(">", i, _c(0)), b.sub(i, _c(1)), _c(0))
+        return b.or_(b.icmp_signed("==", i, _c(0)), b.icmp_signed("!=", self._load(j, 0), self._load(i, 0)))
+
+    def _last(self, i):
+        """Whether record ``i`` ends its group."""
+        b = self.g.b
+        last = b.sub(self.n, _c(1))
+        j = b.select(b.icmp_signed("<", i, last), b.add(i, _c(1)), last)
+        return b.or_(b.icmp_signed("==", i, last), b.icmp_signed("!=", self._load(j, 0), self._load(i, 0)))
+
+    def previous(self):
+        b = self.g.b
+        if self.memo is not None:
+            return lambda i: _ZERO  # one (merged) member per group: no predecessor
+
+        def prev(i):
+            j = b.select(b.icmp_signed(">", i, _c(0)), b.sub(i, _c(1)), _c(0))
+            return b.select(self._first(i), _ZERO, self._load(j, self.size_f))
+        return prev
+
+    def carried(self):
+        b = self.g.b
+        if self.memo is None:
+            # one pass from the end: w_j + … + w_n within each group, stored over the weights
+            n = self.n
+
+            def back(k):
+                i = b.sub(b.sub(n, _c(1)), k)
+                j = b.select(b.icmp_signed("<", b.add(i, _c(1)), n), b.add(i, _c(1)), i)
+                later = b.select(self._last(i), _ZERO, self._load(j, self.weight_f))
+                b.store(b.fadd(later, self._load(i, self.weight_f)), self._f(i, self.weight_f))
+
+            self.g.loop(_c(0), b.sub(n, _c(1)), back, "carry")
+        return lambda i: self._load(i, self.weight_f)  # a merged member carries its group's weights
+
+    def increment(self, prev, carried):
+        g, b, s = self.g, self.g.b, self.s
+
+        def term(i):
+            _, code = g._split(self._load(i, 0), s)
+            out = g.var(F64, _ZERO, "m_term")
+            with b.if_else(b.icmp_signed("==", code, _c(g.nch))) as (comp, send):
+                with comp:  # a computation costs what it costs
+                    b.store(self._load(i, 4 if self.memo is not None else 1), out)
                 with send:
-                    pv = b.load(prev)
-                    d = b.fsub(size, b.select(b.fcmp_ordered(">", pv, _ZERO), pv, _ZERO))
-                    with b.if_then(b.not_(b.fcmp_ordered("<=", d, _ZERO))):
-                        b.store(self._transmit(code, d, b.load(f(i, 2)), s), term)
-                    b.store(size, prev)
-            b.store(b.fadd(b.load(gsum), b.load(term)), gsum)
+                    if self.memo is not None:
+                        mn, mx = self._load(i, 2), self._load(i, 3)
+                        with b.if_else(b.fcmp_ordered("!=", mn, mx)) as (mixed, one):
+                            with mixed:
+                                b.store(ir.Constant(I1, 1), s.nonuni)
+                            with one:
+                                with b.if_then(b.fcmp_unordered("!=", mn, _ZERO)):  # d = m − 0 > 0 (sizes >= 0)
+                                    b.store(g._memo_transmit(code, mn, carried(i), self.memo, s), out)
+                    else:
+                        pv = prev(i)
+                        d = b.fsub(self._load(i, self.size_f), b.select(b.fcmp_ordered(">", pv, _ZERO), pv, _ZERO))
+                        with b.if_then(b.not_(b.fcmp_ordered("<=", d, _ZERO))):
+                            b.store(g._transmit(code, d, carried(i), s), out)
+            return b.load(out)
+        return term
 
-        # the first term starts the sum (numpy's reduceat), not 0.0 + it
-        b.store(ir.Constant(F64, -0.0), gsum)
-        self.loop(start, b.sub(end, _c(1)), forward, "a2")
-        self._phase_add(phase, b.load(gsum), s)
-        b.store(end, gs)
-        b.branch(head)
-        b.position_at_end(done)
-        b.store(self._phase_end(s), s.result)
+    def group_sums(self, terms):
+        return terms  # summed group by group, in ≺ order, by the one pass of :meth:`across`
+
+    def across(self, terms):
+        """One pass: each group's sum (its first term starts it, as numpy's ``reduceat``), and at
+        each group's end A3 (the phase's largest group) and the phases one after another."""
+        g, b, s = self.g, self.g.b, self.s
+        g._phase_reset(s)
+        gsum = g.var(F64, _ZERO, "m_gsum")
+
+        def each(i):
+            v = b.fadd(b.select(self._first(i), ir.Constant(F64, -0.0), b.load(gsum)), terms(i))
+            b.store(v, gsum)
+            with b.if_then(self._last(i)):
+                phase, _ = g._split(self._load(i, 0), s)
+                g._phase_add(phase, v, s)
+
+        g.loop(_c(0), b.sub(self.n, _c(1)), each, "groups")
+        return g._phase_end(s)
