@@ -7,11 +7,12 @@ exact and fast, and the simplifier is an analysis) and the name of its ranks-per
 or the algorithm unchanged and the **reason** no closed form applies.  A schedule that no pattern
 recognises is a designed outcome (:class:`~tlop.lower.closedform.NoClosedForm`, its reason kept),
 not an exception to hide: any other exception is a bug and propagates.  The reason is logged
-once per algorithm and mapping kind (logger ``tlop.lower``, level DEBUG) and kept on the result,
-so ``tlop explain``/debug output can say why the engine enumerates.
+once per algorithm and mapping kind (logger ``tlop.lower``, level DEBUG) and kept on the result
+(the JIT's ``Evaluator.lowering``), so debug output says why the engine enumerates.
 
-Lowered algorithms are cached per process (derivation costs milliseconds; the JIT's object code
-is cached on disk with the closed form compiled in, keyed by the lowered IR).
+Lowered algorithms are cached per process (a derivation without the simplifier takes
+milliseconds); the JIT's object code is cached on disk with the closed form compiled in, keyed by
+the lowered IR.
 
 What it does not do: choose an engine, simplify, or evaluate.
 """
