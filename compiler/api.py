@@ -179,6 +179,7 @@ class AlgorithmHandle:
             from tlop.runtime.hloggp import for_mapping
 
             profile = for_mapping(profile, mapping, self.module.program)
+        _new_evaluation(profile, mapping if self.ir.over is not None else None, args.get("P"))
         if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
             ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
             if ev is not None:
@@ -250,7 +251,9 @@ class AlgorithmHandle:
         if target is not self:
             return target.grid(profile, mapping=mapping, invalid=invalid, **axes)
         profile = for_mapping(profile, mapping, self.module.program)
-        return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
+        _new_evaluation(profile, mapping if self.ir.over is not None else None, axes.get("P"))
+        with deep("cost expression", self.ir.span):
+            return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
@@ -266,7 +269,8 @@ class AlgorithmHandle:
         if target is not self:
             return target.compile(profile, mapping=mapping, **options)
         profile = for_mapping(profile, mapping, self.module.program)
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
+        with deep("cost expression", self.ir.span):  # a deeply nested expression: an error, not a RecursionError
+            return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank else "") for p in self.ir.params)
@@ -278,6 +282,24 @@ class AlgorithmHandle:
         except ImportError:
             return None
         return "$" + format_latex(self.ir.body, self.module.program) + "$"
+
+
+def _new_evaluation(profile, mapping, P) -> None:
+    """One evaluation starts: out-of-grid lookups warn again (once per table), and a mapping
+    that needs more than the profile's machine is warned about (:mod:`tlop.runtime.machine`)."""
+    from tlop.runtime.machine import check_fits, new_evaluation
+
+    prof = as_profile(profile)
+    if hasattr(prof, "new_evaluation"):
+        prof.new_evaluation()
+    new_evaluation()
+    if mapping is not None and P is not None and not isinstance(P, str):
+        from tlop.backends.binding import as_mapping
+
+        try:
+            check_fits(prof, as_mapping(mapping), P)
+        except (TypeError, ValueError):
+            pass  # arguments binding refuses: its own error follows
 
 
 def _check_result(result, name, program, profile, expr, env, mapping=None):

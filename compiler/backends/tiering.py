@@ -16,6 +16,9 @@ forms keep the interpreter's exact numbers), only calls whose arguments are all 
 array, a string with a unit, ``invalid="nan"``, LogGP/pLogP schedules, a missing llvmlite —
 stays with the interpreter, always.
 
+A profile given as a name or path string is keyed by its file's *content* (sha256, re-read when
+the file's stat signature changes), not by the string: an edited file is recompiled for.
+
 What it does not do: decide anything for the command line (its ``--engine`` option does), or
 keep evaluators for profiles and mappings that are no longer used (at most
 :data:`MAX_ENTRIES` per module, then it starts over).
@@ -23,7 +26,10 @@ keep evaluators for profiles and mappings that are no longer used (at most
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
+from pathlib import Path
 from typing import Any, Optional
 
 from tlop import ir
@@ -38,6 +44,47 @@ _SCALARS = (float, int)
 _NEVER = False
 
 
+#: resolved profile file -> (stat signature, sha256 of its content)
+_DIGESTS: dict = {}
+
+
+def _profile_file(spec: str) -> Optional[Path]:
+    """The file a profile given by name or path is read from (as
+    :func:`tlop.runtime.profile.load_profile` resolves it), or None."""
+    from tlop.runtime.profile import _bundled_dir, bundled_profiles
+
+    path = Path(spec)
+    if path.is_file():
+        return path
+    bundled = bundled_profiles()
+    if spec in bundled:
+        return Path(bundled[spec])
+    example = _bundled_dir() / "examples" / f"{spec[len('examples/'):]}.json"
+    return example if spec.startswith("examples/") and example.is_file() else None
+
+
+def _content_key(profile) -> tuple:
+    """The key of a profile given as a name or path: the sha256 of the file's content (re-hashed
+    whenever the file's inode, size, modification or change time differs), so that a changed
+    file is never answered with code compiled for its old tables."""
+    spec = os.fspath(profile)
+    path = _profile_file(spec) if isinstance(spec, str) else None
+    if path is None:
+        return ("unresolved", spec)  # the interpreter reports the error
+    try:
+        st = path.stat()
+        sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        got = _DIGESTS.get(str(path))
+        if got is None or got[0] != sig:
+            got = (sig, hashlib.sha256(path.read_bytes()).hexdigest())
+            if len(_DIGESTS) > 256:
+                _DIGESTS.clear()
+            _DIGESTS[str(path)] = got
+    except OSError:
+        return ("unresolved", spec)
+    return ("content", got[1])
+
+
 class NativeTier:
     """Counters and compiled evaluators of one module's schedules."""
 
@@ -50,7 +97,8 @@ class NativeTier:
     def _key(name: str, profile, mapping) -> tuple:
         def part(v):
             return v if v is None or isinstance(v, str) else id(v)
-        return (name, part(profile), part(mapping))
+        prof = _content_key(profile) if isinstance(profile, (str, os.PathLike)) else part(profile)
+        return (name, prof, part(mapping))
 
     @staticmethod
     def _same(a, b) -> bool:

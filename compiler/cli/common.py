@@ -164,7 +164,8 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
                 raise
             ev = None  # ``auto`` chose the JIT and it refuses: the interpreter evaluates
         if ev is not None:
-            return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
+            return "jit", _fits(profile, mapping if handle.ir.over is not None else None,
+                                lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env))
     from tlop.backends.interp import Interpreter
 
     from tlop.backends.nonfinite import check_finite
@@ -176,7 +177,21 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
         return check_finite(interp.eval(handle.ir.body, bound), handle.name, handle.module.program,
                             profile, handle.ir.body, bound, mapping=mapping)
 
-    return "interp", run
+    return "interp", _fits(profile, mapping if handle.ir.over is not None else None, run)
+
+
+def _fits(profile, mapping, run):
+    """``run`` that first warns when ``mapping`` needs more than the machine ``profile``
+    describes (:mod:`tlop.runtime.machine`, once per mapping in one command)."""
+    if mapping is None:
+        return run
+    from tlop.runtime.machine import check_fits
+
+    def checked(env):
+        check_fits(profile, mapping, env.get("P"))
+        return run(env)
+
+    return checked
 
 
 def _fmt_arg(p, v) -> str:
