@@ -44,6 +44,7 @@ LAYERS = (
     ("lower", ("tlop.lower",)),
     ("back ends", ("tlop.backends",)),
     ("API", ("tlop.api", "tlop.grid")),
+    # the libraries' algorithms and decisions: selection prices them with the API and the JIT
     ("analyses", ("tlop.analysis", "tlop.decisions")),
     ("applications", ("tlop.apps",)),
     ("command line", ("tlop.cli",)),
