@@ -29,22 +29,6 @@ from tlop.frontend.loader import resolve_path
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "as_profile"]
 
 
-def _derive_closed_form(program, alg, kind):
-    """The JIT's closed forms of schedules (:mod:`tlop.backends.closedforms`)."""
-    from tlop.analysis.closedform import derive
-
-    return derive(program, alg, kind)
-
-
-def _register_closed_forms() -> None:
-    from tlop.backends import closedforms
-
-    closedforms.register(_derive_closed_form)
-
-
-_register_closed_forms()
-
-
 def as_profile(profile):
     """A :class:`~tlop.runtime.profile.Profile` from a profile, a bundled name, a path or None
     (the default profile); see :func:`tlop.runtime.profile.as_profile`."""

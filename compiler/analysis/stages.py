@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tlop import ir
+from tlop.ir.taulop import KEYS, key_of, schedule_channels
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.units import format_size, format_time
 
@@ -119,18 +120,10 @@ def _xmit(tau: float, ch: str, size: float) -> str:
     return x if tau == 1 else f"{_num(tau)}‖{x}"
 
 
-def _group_label(ch: str, rule: str, placement: str, key: int) -> str:
+def _group_label(ch: str, rule: str, within: bool, key: int) -> str:
     if rule == "rank":
         return f"compute on rank {key}"
-    if rule == "dst_node":
-        return f"{ch} → node {key}"
-    if rule == "src_node":
-        return f"{ch} node {key} →"
-    if rule == "all":
-        return f"{ch} (all nodes)"
-    if placement == "within":
-        return f"{ch} node {key}"
-    return f"{ch} node {key} ↔"
+    return KEYS[rule].label(ch, within, key)  # the contention key's own label
 
 
 def _max(parts: list) -> str:
@@ -152,10 +145,8 @@ class _Recorder:
 
 
 def _rule(program, ch: str) -> tuple:
-    info = program.channel_info.get(ch)
-    placement = info.placement if info is not None else None
-    rule = (info.contention if info is not None else None) or ("node" if placement == "within" else "dst_node")
-    return rule, placement
+    """(the contention key's name, whether ``ch`` is the channel within nodes)."""
+    return key_of(program, ch).name, ch in schedule_channels(program)[0]
 
 
 def _stage_view(index, d, program, scope) -> StageView:
@@ -174,11 +165,11 @@ def _stage_view(index, d, program, scope) -> StageView:
             k = int(d.element[a]) - nsend
             members = [(int(d.comp_rank[k]), float(d.comp_cost[k]))]
             cost = float(d.group_cost[g])
-            groups.append(GroupView("compute", "rank", int(d.key[a]), _group_label("compute", "rank", "", int(d.key[a])),
+            groups.append(GroupView("compute", "rank", int(d.key[a]), _group_label("compute", "rank", False, int(d.key[a])),
                                     members, 1.0, [(1.0, 0.0, cost)], cost, format_time(cost)))
             continue
         ch = chans[c]
-        rule, placement = _rule(program, ch)
+        rule, within = _rule(program, ch)
         members = [(int(d.send_src[e]), int(d.send_dst[e]), float(d.send_size[e]), float(d.send_weight[e]))
                    for e in d.element[a:b]]
         terms = []
@@ -187,7 +178,7 @@ def _stage_view(index, d, program, scope) -> StageView:
             if inc > 0 or d.term[j] != 0:
                 terms.append((float(d.carried[j]) * d.conc, inc, float(d.term[j])))
         notation = " + ".join(_xmit(t, ch, m) for t, m, _ in terms) or "0"
-        groups.append(GroupView(ch, rule, int(d.key[a]), _group_label(ch, rule, placement, int(d.key[a])), members,
+        groups.append(GroupView(ch, rule, int(d.key[a]), _group_label(ch, rule, within, int(d.key[a])), members,
                                 float(d.carried[a]) * d.conc, terms, float(d.group_cost[g]), notation))
     phases = []
     pends = list(d.phase_start[1:]) + [len(groups)]
