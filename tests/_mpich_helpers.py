@@ -76,7 +76,7 @@ from tlop.runtime.measure.witness import MPICH_TRACED as TRACED  # noqa: E402
 
 @pytest.fixture(scope="module")
 def mpich():
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     base = mpich_default_selection()
     if base is None:

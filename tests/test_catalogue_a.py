@@ -316,7 +316,7 @@ def mpich_traffic(tmp_path, coll, m, P, forcing):
 @pytest.fixture(scope="module")
 def mpich():
     pytest.importorskip("mpi4py")
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     if mpich_default_selection() is None:
         pytest.skip("MPICH's library (the mpich wheel) is not beside this Python")

@@ -249,7 +249,7 @@ def openmpi():
 
 @pytest.fixture(scope="module")
 def mpich():
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     if mpich_default_selection() is None:
         pytest.skip("MPICH's library (the mpich wheel) is not beside this Python")

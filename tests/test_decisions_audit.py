@@ -113,7 +113,7 @@ def test_audit_heat_map_shows_the_ratios_with_the_flagged_cells_marked():
 def test_audit_finds_every_default_in_the_catalogue(library, collective):
     """With the built-in decisions and tlop's catalogue (no injection): every default of the grid
     is a catalogue algorithm, priced, and the best is at most the default."""
-    if library == "mpich" and pytest.importorskip("tlop.runtime.tuning_files").mpich_default_selection() is None:
+    if library == "mpich" and pytest.importorskip("tlop.decisions.tuning_files").mpich_default_selection() is None:
         pytest.skip("no mpich wheel beside this Python")
     seen = []
 

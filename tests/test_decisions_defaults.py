@@ -175,7 +175,7 @@ def test_mpich_walk_reads_operation_and_placement_facts():
 
 
 def test_mpich_default_tree_is_in_the_wheel_and_names_only_known_algorithms():
-    tree = pytest.importorskip("tlop.runtime.tuning_files").mpich_default_selection()
+    tree = pytest.importorskip("tlop.decisions.tuning_files").mpich_default_selection()
     if tree is None:
         pytest.skip("no mpich wheel beside this Python")
     known = mpich_defaults.known_algorithms()
@@ -223,7 +223,7 @@ def test_open_mpi_runs_what_its_fixed_decision_says(openmpi, tmp_path):
 @pytest.mark.mpi
 def test_mpich_runs_what_its_default_tree_says(tmp_path):
     pytest.importorskip("mpi4py")
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     if mpich_default_selection() is None:
         pytest.skip("no mpich wheel beside this Python")

@@ -193,7 +193,7 @@ def test_open_mpi_drops_a_file_without_size_0_and_fails_on_an_unknown_id(openmpi
 @pytest.fixture(scope="module")
 def mpich_base():
     pytest.importorskip("mpi4py")
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     base = mpich_default_selection()
     if base is None:

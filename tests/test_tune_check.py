@@ -137,7 +137,7 @@ def _bcast_file(tmp_path, base) -> str:
 @pytest.fixture(scope="module")
 def mpich_base():
     pytest.importorskip("mpi4py")
-    from tlop.runtime.tuning_files import mpich_default_selection
+    from tlop.decisions.tuning_files import mpich_default_selection
 
     base = mpich_default_selection()
     if base is None:

@@ -1,7 +1,7 @@
 """Write the two MPICH selection files the committed tune-check summaries load.
 
 What it does: takes MPICH's own default selection (the tree compiled into the mpich wheel's
-libmpi, :func:`tlop.runtime.tuning_files.mpich_default_selection`: MPICH reads a file *instead
+libmpi, :func:`tlop.decisions.tuning_files.mpich_default_selection`: MPICH reads a file *instead
 of* its default, so a file must hold every collective) and replaces one collective's
 intra-communicator tree, following MPICH's JSON selection format (``src/mpi/coll/src/csel.c``):
 
@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from tlop.runtime.tuning_files import mpich_default_selection
+from tlop.decisions.tuning_files import mpich_default_selection
 
 
 def main(out: str) -> None:

@@ -98,7 +98,7 @@ def _forcing(key: str, family: str, P: int):
     """(collective, environment, library algorithm, label) that makes the MPI library run the
     algorithm schedule ``key`` ("module:algorithm") is on P ranks, or None when it has none."""
     from tlop.runtime.measure.plan import FORCED, FORCED_COMMON
-    from tlop.runtime.tuning_files import LIBRARY_ALGORITHMS, mpich_forcing
+    from tlop.decisions.tuning_files import LIBRARY_ALGORITHMS, mpich_forcing
 
     for coll, table in LIBRARY_ALGORITHMS.items():
         lib = table.get(key)

@@ -2,7 +2,7 @@
 
 What it does: :func:`decide` walks MPICH's collective-selection tree for one call — by default
 the tree compiled into the ``mpich`` wheel's ``libmpi`` (:func:`default_tree`, found by
-:func:`tlop.runtime.tuning_files.mpich_default_selection`; in MPICH's source it is
+:func:`mpich_default_selection`; in MPICH's source it is
 ``maint/tuning/coll/mpir/generic.json``, compiled into ``src/mpi/coll/src/csel_container.c``), or
 any tree given (a selection file MPICH would load instead) — and returns the ``MPIR_…`` function
 it reaches with the parameters of that leaf.
@@ -40,12 +40,13 @@ device-level (``MPIDI_…``) selection MPICH applies before it (the tests set
 
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 from tlop.decisions.library_size import mpich_sizes
 from tlop.decisions.openmpi_defaults import Decision
 
-__all__ = ["decide", "default_tree", "grid", "known_algorithms", "leaf_params", "SOURCE"]
+__all__ = ["decide", "default_tree", "grid", "known_algorithms", "leaf_params", "mpich_default_selection", "SOURCE"]
 
 SOURCE = ("src/mpi/coll/src/csel.c MPIR_Csel_search, MPICH v5.0.1 (f47d175fffa7ac9aecd912079be6bdb723c8e706); "
           "default tree maint/tuning/coll/mpir/generic.json as compiled into the mpich wheel's libmpi")
@@ -54,8 +55,6 @@ SOURCE = ("src/mpi/coll/src/csel.c MPIR_Csel_search, MPICH v5.0.1 (f47d175fffa7a
 def default_tree(lib=None) -> dict:
     """MPICH's default selection tree, read from its ``libmpi`` (the ``mpich`` wheel's unless
     ``lib`` names one); ValueError when there is none."""
-    from tlop.runtime.tuning_files import mpich_default_selection
-
     tree = mpich_default_selection(lib)
     if tree is None:
         raise ValueError("MPICH's default selection tree was not found (no mpich wheel's libmpi beside this "
@@ -232,3 +231,27 @@ def grid(collective: str, tree: Optional[dict] = None) -> tuple:
 
     walk(tree.get(f"collective={collective}", {}))
     return tuple(sorted(Ps)), tuple(sorted(sizes))
+
+
+def mpich_default_selection(lib=None) -> Optional[dict]:
+    """MPICH's own MPIR-level selection tree, as compiled into its library (``libmpi.so`` beside
+    the interpreter unless ``lib`` is given), or None.  MPICH reads a selection file *instead of*
+    its default, so a file must cover every collective; this is the rest of it."""
+    import re
+    import sys
+    from pathlib import Path
+
+    paths = [Path(lib)] if lib else sorted(Path(sys.prefix, "lib").glob("libmpi.so*"))
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for hit in re.finditer(rb'\{"collective=bcast":\{"comm_type=intra"[\x20-\x7e]*', data):
+            try:
+                tree = json.loads(hit.group(0).decode("ascii"))
+            except ValueError:
+                continue
+            if "algorithm=MPIR_Bcast_intra_binomial" in hit.group(0).decode("ascii") and "collective=barrier" in tree:
+                return tree
+    return None

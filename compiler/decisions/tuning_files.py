@@ -34,6 +34,7 @@ from typing import Optional
 
 from tlop.decisions.files.openmpi_classic import COLLECTIVE_IDS as _CLASSIC_IDS
 from tlop.decisions.library_size import compared_size
+from tlop.decisions.mpich_defaults import mpich_default_selection  # noqa: F401 -- its old home
 
 __all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rules", "mpich_json", "mpich_leaf",
            "mpich_forcing", "library_size",
@@ -119,9 +120,9 @@ def _library_algorithm(library: str, collective: str, key: str):
 
     a = LIBRARY_ALGORITHMS[collective][key]
     if library == "openmpi":
-        return LibraryAlgorithm("openmpi", collective, a.openmpi_name, a.openmpi, key, "tlop.runtime.tuning_files")
+        return LibraryAlgorithm("openmpi", collective, a.openmpi_name, a.openmpi, key, "tlop.decisions.tuning_files")
     name = a.mpich.split("_intra_", 1)[1]
-    return LibraryAlgorithm("mpich", collective, name, a.mpich, key, "tlop.runtime.tuning_files",
+    return LibraryAlgorithm("mpich", collective, name, a.mpich, key, "tlop.decisions.tuning_files",
                             mpich_params=a.mpich_params)
 
 
@@ -149,30 +150,6 @@ def openmpi_rules(collective: str, rules: list) -> str:
     from tlop.decisions.files import openmpi_classic
 
     return openmpi_classic.write(_new_rules("openmpi", collective, rules))
-
-
-def mpich_default_selection(lib=None) -> Optional[dict]:
-    """MPICH's own MPIR-level selection tree, as compiled into its library (``libmpi.so`` beside
-    the interpreter unless ``lib`` is given), or None.  MPICH reads a selection file *instead of*
-    its default, so a file must cover every collective; this is the rest of it."""
-    import re
-    import sys
-    from pathlib import Path
-
-    paths = [Path(lib)] if lib else sorted(Path(sys.prefix, "lib").glob("libmpi.so*"))
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        for hit in re.finditer(rb'\{"collective=bcast":\{"comm_type=intra"[\x20-\x7e]*', data):
-            try:
-                tree = json.loads(hit.group(0).decode("ascii"))
-            except ValueError:
-                continue
-            if "algorithm=MPIR_Bcast_intra_binomial" in hit.group(0).decode("ascii") and "collective=barrier" in tree:
-                return tree
-    return None
 
 
 def mpich_leaf(collective: str, rule: Rule) -> dict:
