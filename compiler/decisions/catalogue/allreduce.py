@@ -29,9 +29,10 @@ ALGORITHMS = [
     _o(1, "basic_linear", "ompi_basic_linear", "ompi_coll_base_allreduce_intra_basic_linear",
        note="linear reduce to 0 then linear bcast, as the library composes them"),
     _o(2, "nonoverlapping", None, "ompi_coll_base_allreduce_intra_nonoverlapping",
-       status="not expressible: calls the communicator's own reduce and bcast (comm->c_coll), so "
-              "its messages are those of whatever algorithms coll/tuned's reduce and bcast "
-              "decisions pick at that (P, m) — a composition of two other decisions, not one schedule"),
+       status="not written: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
+              "coll/tuned's reduce and bcast decisions (the fixed ones unless forced or ruled), so its "
+              "messages are a composition of two other decisions at that (P, m); expressible as those "
+              "decisions' if-chains over the reduce and bcast schedules, not written in this branch"),
     _o(3, "recursive_doubling", "recursive_doubling", "ompi_coll_base_allreduce_intra_recursivedoubling",
        note="same messages as MPICH's recursive_doubling"),
     _o(4, "ring", "ompi_ring", "ompi_coll_base_allreduce_intra_ring",
@@ -53,21 +54,21 @@ ALGORITHMS = [
     _m("ring", "mpich_ring", "allreduce_intra_ring.c", "MPIR_Allreduce_intra_ring", constraint="commutative op",
        note="the allgather phase is MPIR_Allgatherv_intra_ring over the ring's blocks, one message per "
             "block (its pipelining of blocks above MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE not written)"),
-    _m("recursive_multiplying", None, "allreduce_intra_recursive_multiplying.c",
-       "MPIR_Allreduce_intra_recursive_multiplying",
-       status="not written: k-way exchanges among ranks grouped by powers of k with a fold for P not "
-              "a power of k; expressible, not written in this branch"),
+    _m("recursive_multiplying", "mpich_recursive_multiplying", "allreduce_intra_recursive_multiplying.c",
+       "MPIR_Allreduce_intra_recursive_multiplying", searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}",),
+       constraint="commutative op"),
     _m("tree", None, "allreduce_intra_tree.c", "MPIR_Allreduce_intra_tree",
        status="not written: pipelined knomial_1 tree reduce then bcast (chunk_size, buffer_per_child); "
               "expressible for the knomial/kary trees, not written in this branch (topology-aware "
               "tree types are not expressible: they need the machine's switch/group topology)"),
-    _m("recexch", None, "allreduce_intra_recexch.c", "MPIR_Allreduce_intra_recexch",
-       status="not written: recursive exchange of radix k (MPII_Recexchalgo step1/step2 peers); "
-              "expressible, not written in this branch"),
-    _m("k_reduce_scatter_allgather", None, "allreduce_intra_k_reduce_scatter_allgather.c",
-       "MPIR_Allreduce_intra_k_reduce_scatter_allgather",
-       status="not written: radix-k reduce-scatter and allgather over recursive-exchange peers; "
-              "expressible, not written in this branch"),
+    _m("recexch", "mpich_recexch", "allreduce_intra_recexch.c", "MPIR_Allreduce_intra_recexch",
+       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
+       note="neighbours of MPII_Recexchalgo_get_neighbors; single_phase_recv changes when receives "
+            "are posted, not the messages"),
+    _m("k_reduce_scatter_allgather", "mpich_k_reduce_scatter_allgather",
+       "allreduce_intra_k_reduce_scatter_allgather.c", "MPIR_Allreduce_intra_k_reduce_scatter_allgather",
+       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"), constraint="commutative op",
+       note="shares m/K^(ph+1) are means of the library's blocks (equal when the participant count divides m)"),
     _m("smp", None, "allreduce_intra_smp.c", "MPIR_Allreduce_intra_smp",
        status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm) and "
               "runs the selection's own reduce/allreduce/bcast on each"),

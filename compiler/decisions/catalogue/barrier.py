@@ -37,9 +37,10 @@ ALGORITHMS = [
     _m("k_dissemination", "dissemination", "barrier_intra_k_dissemination.c",
        "MPIR_Barrier_intra_k_dissemination", searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}",),
        note="k = 2 runs MPIR_Barrier_intra_dissemination (same messages); k is capped at P"),
-    _m("recexch", None, "barrier_intra_recexch.c", "MPIR_Barrier_intra_recexch",
-       status="not written: MPIR_Allreduce_intra_recexch on 0 elements (recursive exchange of radix "
-              "k); expressible, not written in this branch"),
+    _m("recexch", "mpich_recexch", "barrier_intra_recexch.c", "MPIR_Barrier_intra_recexch",
+       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
+       note="MPIR_Allreduce_intra_recexch on 0 elements: coll/allreduce mpich_recexch's messages as "
+            "tokens, no combining"),
     _m("smp", None, "barrier_intra_smp.c", "MPIR_Barrier_intra_smp",
        status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm)"),
     _m("nb", None, "barrier_allcomm_nb.c", "MPIR_Barrier_allcomm_nb",

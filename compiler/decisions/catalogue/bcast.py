@@ -32,10 +32,10 @@ ALGORITHMS = [
        note="k is coll_tuned_bcast_algorithm_chain_fanout (default 4, the rules file's fan-in/out "
             "column); segments move in lock-step stages"),
     _o(3, "pipeline", "ompi_pipeline", "ompi_coll_base_bcast_intra_pipeline", searched={"seg": _SEG}),
-    _o(4, "split_binary_tree", None, "ompi_coll_base_bcast_intra_split_bintree",
-       status="not written: the two halves of the buffer go down the two subtrees of the binary "
-              "tree and are then swapped between paired ranks of the subtrees (and an odd rank "
-              "count adds a leaf exchange); expressible, not written in this branch"),
+    _o(4, "split_binary_tree", "ompi_split_binary_tree", "ompi_coll_base_bcast_intra_split_bintree",
+       searched={"seg": _SEG},
+       note="halves down the odd and even subtrees in lock-step stages, then pairwise swaps; the "
+            "swap of an odd m is written with the larger half both ways"),
     _o(5, "binary_tree", "ompi_binary_tree", "ompi_coll_base_bcast_intra_bintree", searched={"seg": _SEG},
        note="tree of ompi_coll_base_topo_build_tree(2); segments in lock-step stages"),
     _o(6, "binomial", "ompi_binomial", "ompi_coll_base_bcast_intra_binomial", searched={"seg": _SEG},
@@ -46,9 +46,7 @@ ALGORITHMS = [
        note="radix is the MCA variable coll_tuned_bcast_algorithm_knomial_radix (default 4), not a "
             "rules-file column, so k is fixed at 4 for files"),
     _o(8, "scatter_allgather", "ompi_scatter_allgather", "ompi_coll_base_bcast_intra_scatter_allgather",
-       pow2_only=True, constraint="schedule written for P a power of two",
-       note="the library runs it for every P (extra halving steps for other P, not written); "
-            "basic_linear when count < P"),
+       note="basic_linear when count < P; the sendrecv sends each side's group (0 bytes included)"),
     _o(9, "scatter_allgather_ring", "ompi_scatter_allgather_ring",
        "ompi_coll_base_bcast_intra_scatter_allgather_ring",
        note="same messages as MPICH's scatter_ring_allgather; basic_linear when count < P"),
@@ -57,9 +55,8 @@ ALGORITHMS = [
     _m("scatter_recursive_doubling_allgather", "scatter_recursive_doubling_allgather",
        "bcast_intra_scatter_recursive_doubling_allgather.c",
        "MPIR_Bcast_intra_scatter_recursive_doubling_allgather",
-       pow2_only=True, constraint="schedule written for P a power of two",
-       note="the default selection uses it for P a power of two; the library's non-power-of-two "
-            "recovery steps are not written"),
+       note="the default selection uses it for P a power of two; other P run the recursive-halving "
+            "recovery steps, written too"),
     _m("scatter_ring_allgather", "scatter_ring_allgather", "bcast_intra_scatter_ring_allgather.c",
        "MPIR_Bcast_intra_scatter_ring_allgather"),
     _m("tree", "mpich_tree_kary", "bcast_intra_tree.c", "MPIR_Bcast_intra_tree",

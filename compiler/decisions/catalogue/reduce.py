@@ -37,19 +37,19 @@ ALGORITHMS = [
             "segment would (lock step)"),
     _o(5, "binomial", "binomial", "ompi_coll_base_reduce_intra_binomial", searched={"seg": _SEG},
        note="in-order binomial tree; the same messages as MPICH's binomial when seg = 0"),
-    _o(6, "in-order_binary", None, "ompi_coll_base_reduce_intra_in_order_binary",
-       status="not written: the in-order binary tree (ompi_coll_base_topo_build_in_order_bintree) "
-              "rooted at P − 1, whose result then moves to the root; expressible, not written in "
-              "this branch"),
-    _o(7, "rabenseifner", None, "ompi_coll_base_reduce_intra_redscat_gather",
-       status="not written: reduce-scatter by recursive halving and binomial gather to the root "
-              "with Open MPI's fold; expressible, not written in this branch"),
+    _o(6, "in-order_binary", "ompi_in_order_binary", "ompi_coll_base_reduce_intra_in_order_binary",
+       searched={"seg": _SEG},
+       note="tree of ompi_coll_base_topo_build_in_order_bintree rooted at P − 1 (unrolled to 20 "
+            "levels, P < 2^20), then P − 1 sends the result to the root; segments in lock-step stages"),
+    _o(7, "rabenseifner", "ompi_rabenseifner", "ompi_coll_base_reduce_intra_redscat_gather",
+       constraint="commutative op",
+       note="linear when count < 2^⌊log2 P⌋ or the op is not commutative; halving sizes are "
+            "m/2^(s+1) (the library's ⌊·/2⌋ splits, equal when 2^⌊log2 P⌋ divides m)"),
     _m("binomial", "binomial", "reduce_intra_binomial.c", "MPIR_Reduce_intra_binomial", fixed={"seg": 0},
        note="same messages as Open MPI's binomial with seg = 0 (commutative op)"),
-    _m("reduce_scatter_gather", None, "reduce_intra_reduce_scatter_gather.c",
+    _m("reduce_scatter_gather", "mpich_reduce_scatter_gather", "reduce_intra_reduce_scatter_gather.c",
        "MPIR_Reduce_intra_reduce_scatter_gather", constraint="count >= 2^⌊log2 P⌋, built-in op",
-       status="not written: MPICH's fold, recursive-halving reduce-scatter and binomial gather; "
-              "expressible, not written in this branch"),
+       note="halving sizes m/2^(s+1) (MPICH's cnts[] blocks, equal when 2^⌊log2 P⌋ divides m)"),
     _m("smp", None, "reduce_intra_smp.c", "MPIR_Reduce_intra_smp",
        status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm) and "
               "runs the selection's own reduce on each"),
