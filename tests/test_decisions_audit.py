@@ -126,3 +126,22 @@ def test_audit_finds_every_default_in_the_catalogue(library, collective):
     for c in cells:
         assert c.default.library == library and c.note == "" and c.default_cost is not None
         assert c.best_cost <= c.default_cost and c.ratio >= 1.0
+
+
+def test_a_vectorized_price_gives_the_same_cells_in_fewer_calls():
+    table = _bcast()
+    calls = {"point": 0, "array": 0}
+
+    def point(a, params, P, m):
+        calls["point"] += 1
+        return _price(a, params, P, m)
+
+    def array(a, params, P, ms):
+        calls["array"] += 1
+        return np.array([_price(a, params, P, float(m)) for m in ms])
+
+    args = ("openmpi", "bcast", [4, 6, 64], [16, 1024, 65536, 1 << 22])
+    one = audit_mod.audit(*args, point, candidates=list(table.values()), default=_default(table))
+    many = audit_mod.audit(*args, array, candidates=list(table.values()), default=_default(table), vectorized=True)
+    assert audit_mod.as_json(one) == audit_mod.as_json(many)
+    assert calls["array"] * 3 < calls["point"]

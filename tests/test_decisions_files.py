@@ -109,6 +109,13 @@ def test_fan_in_out_is_written_only_where_open_mpi_reads_it():
     k_bruck = Rule("allgather", 4, 0, ompi("allgather", "bruck", 2), {"k": 4})   # 6.0 passes it; 5.0 does not
     assert json.loads(openmpi_json.write([k_bruck]))["collectives"]["allgather"][0]["rules"][0]["faninout"] == 4
     assert "0 2 0 0" in openmpi_classic.write([k_bruck])
+    # alltoall linear_sync's k (the catalogue's request limit) is the max_requests column, not fan-in/out
+    sync = Rule("alltoall", 4, 0, ompi("alltoall", "linear_sync", 4), {"k": 8})
+    text = openmpi_classic.write([sync], default_below=False)
+    assert text.startswith("rule-file-version-2") and read_classic(text)[3] == [(4, [(0, 4, 0, 0)])]
+    assert [l.split("#")[0].split() for l in text.splitlines() if l.startswith("0 4")] == [["0", "4", "0", "0", "8"]]
+    assert json.loads(openmpi_json.write([sync]))["collectives"]["alltoall"][0]["rules"][0] == \
+        {"msg_size_min": 0, "msg_size_max": "inf", "alg": 4, "reqs": 8}
 
 
 def test_classic_file_states_its_header_costs_and_version_only_when_needed():
@@ -167,6 +174,19 @@ def test_open_mpi_runs_the_algorithms_its_classic_file_names(openmpi, tmp_path):
     for (coll, m), traffic in seen.items():
         assert openmpi_pairs(openmpi, tmp_path, coll, m, rules=path) == traffic, (coll, m)
         assert traffic != defaults.get((coll, m))
+
+
+@pytest.mark.mpi
+def test_open_mpi_reads_a_version_2_file_with_request_limits(openmpi, tmp_path):
+    from _decisions_mpi import every_pair, openmpi_pairs
+    from _traffic import chain
+
+    path = tmp_path / "v2.rules"
+    path.write_text(openmpi_classic.write([Rule("bcast", 4, 0, ompi("bcast", "chain", 2), {"k": 1, "seg": 16384}),
+                                           Rule("alltoall", 4, 0, ompi("alltoall", "linear_sync", 4), {"k": 1})]))
+    assert path.read_text().startswith("rule-file-version-2\n")
+    assert openmpi_pairs(openmpi, tmp_path, "bcast", 262144, rules=path) == chain(262144, 16384)  # not dropped
+    assert openmpi_pairs(openmpi, tmp_path, "alltoall", 1024, rules=path) == every_pair(1024)
 
 
 @pytest.mark.mpi

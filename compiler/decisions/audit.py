@@ -83,22 +83,39 @@ def _variants(a):
         yield {**fixed, **dict(zip(keys, values))}
 
 
+def _costs(price, vectorized: bool, a, params: dict, P: int, ms) -> list:
+    """``price`` of ``a`` with ``params`` at P for every m of ``ms`` (None where not finite)."""
+    if vectorized:
+        import numpy as np
+
+        values = np.asarray(price(a, params, P, np.asarray(ms, dtype=float)), dtype=float).reshape(-1)
+        if values.shape != (len(ms),):
+            raise ValueError(f"the vectorized price of {a.name} returned {values.shape[0]} costs for {len(ms)} sizes")
+        return [_finite(v) for v in values]
+    return [_finite(price(a, params, P, m)) for m in ms]
+
+
 def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=None, commutative: bool = True,
-          default: Optional[Callable] = None, decide_kwargs: Optional[dict] = None) -> list:
+          default: Optional[Callable] = None, decide_kwargs: Optional[dict] = None,
+          vectorized: bool = False) -> list:
     """One :class:`Cell` per (P, m) of ``Ps`` × ``ms``, P-major.
 
     ``candidates``: the library's algorithms to search (default: the catalogue's for ``library``
     and ``collective``); ``default(P, m) -> (Decision, LibraryAlgorithm or None)`` replaces the
-    built-in decision (tests, or a library version not modelled)."""
+    built-in decision (tests, or a library version not modelled).  ``vectorized``: ``price`` takes
+    a numpy array of message sizes and returns one cost per size (one call per algorithm,
+    parameters and P instead of one per cell — the engines price arrays far faster)."""
     if candidates is None:
         from tlop.decisions.catalogue import catalogue
 
         candidates = [a for a in catalogue(collective, library) if a.schedule is not None]
     candidates = list(candidates)
+    ms = [int(m) for m in ms]
     cells = []
     for P in Ps:
+        P = int(P)
+        decisions = []
         for m in ms:
-            P, m = int(P), int(m)
             if default is not None:
                 decision, algorithm = default(P, m)
             else:
@@ -107,28 +124,40 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
                     algorithm = decision.algorithm()
                 except KeyError:
                     algorithm = None
-            note = ""
-            default_cost = None
+            decisions.append((decision, algorithm))
+        # the defaults, priced once per (algorithm, parameters) over the sizes where each is the default
+        default_costs: list = [None] * len(ms)
+        groups: dict = {}
+        for j, (decision, algorithm) in enumerate(decisions):
+            if algorithm is not None and getattr(algorithm, "schedule", "") is not None:
+                params = {**dict(getattr(algorithm, "fixed", {}) or {}), **decision.params}
+                key = (algorithm.library, algorithm.collective, algorithm.name, tuple(sorted(params.items())))
+                groups.setdefault(key, (algorithm, params, []))[2].append(j)
+        for algorithm, params, js in groups.values():
+            for j, v in zip(js, _costs(price, vectorized, algorithm, params, P, [ms[j] for j in js])):
+                default_costs[j] = v
+        # the best of the library at every size
+        best = [(None, {}, None)] * len(ms)
+        for a in candidates:
+            if getattr(a, "pow2_only", False) and P & (P - 1):
+                continue
+            for params in _variants(a):
+                for j, v in enumerate(_costs(price, vectorized, a, params, P, ms)):
+                    if v is not None and (best[j][2] is None or v < best[j][2]):
+                        best[j] = (a, params, v)
+        for j, m in enumerate(ms):
+            decision, algorithm = decisions[j]
+            default_cost, note = default_costs[j], ""
             if algorithm is None:
                 note = f"the default {decision.name} ({decision.id}) is not in tlop's catalogue"
             elif getattr(algorithm, "schedule", "") is None:
                 note = f"the default {decision.name} has no schedule ({algorithm.status})"
-            else:
-                default_cost = _finite(price(algorithm, {**dict(getattr(algorithm, "fixed", {}) or {}),
-                                                         **decision.params}, P, m))
-                if default_cost is None:
-                    note = f"the default {decision.name} cannot be priced here"
-            best, best_params, best_cost = None, {}, None
-            for a in candidates:
-                if getattr(a, "pow2_only", False) and P & (P - 1):
-                    continue
-                for params in _variants(a):
-                    v = _finite(price(a, params, P, m))
-                    if v is not None and (best_cost is None or v < best_cost):
-                        best, best_params, best_cost = a, params, v
-            if default_cost is not None and (best_cost is None or default_cost < best_cost):
-                best, best_params, best_cost = algorithm, dict(decision.params), default_cost
-            cells.append(Cell(P, m, decision, default_cost, best, best_params, best_cost, note))
+            elif default_cost is None:
+                note = f"the default {decision.name} cannot be priced here"
+            b, b_params, b_cost = best[j]
+            if default_cost is not None and (b_cost is None or default_cost < b_cost):
+                b, b_params, b_cost = algorithm, dict(decision.params), default_cost
+            cells.append(Cell(P, m, decision, default_cost, b, b_params, b_cost, note))
     return cells
 
 

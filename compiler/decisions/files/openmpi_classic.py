@@ -35,7 +35,7 @@ The library's rules, which the writer keeps:
   (default 4), so a rule for another radix is refused unless ``knomial_radix`` says the runs set
   it.  The rule's ``params["k"]`` is written where Open MPI reads it, 0 elsewhere; ``seg`` is the
   segment size in bytes (0: unsegmented).
-* ``max_requests`` (a rule's ``params["reqs"]``) needs the ``rule-file-version-2`` first line,
+* ``max_requests`` (a rule's ``params["reqs"]``, or alltoall linear_sync's ``k``: :data:`REQUESTS`) needs the ``rule-file-version-2`` first line,
   which Open MPI reads from v5.0.7 on (older 5.0 releases read the version text as numbers and
   reject the file); the line is written only when some rule has ``reqs``.
 
@@ -71,6 +71,8 @@ def fan_in_out(coll: str, rule, faninout=FANINOUT, knomial_radix: int = 4) -> in
     """The fan-in/out field of ``rule``: its ``k`` where Open MPI reads it, else 0; ValueError for
     a k-nomial broadcast whose radix is not the one Open MPI will use (``knomial_radix``)."""
     a = rule.algorithm
+    if (coll, int(a.id)) in REQUESTS:
+        return 0  # its k is the request limit (:func:`requests`), not a fan-in/out
     k = rule.params.get("k", (getattr(a, "fixed", None) or {}).get("k", 0))
     if (coll, int(a.id)) == KNOMIAL:
         if k and int(k) != knomial_radix:
@@ -79,6 +81,26 @@ def fan_in_out(coll: str, rule, faninout=FANINOUT, knomial_radix: int = 4) -> in
                              f"a rule for radix {k} cannot be written (pass knomial_radix={k} and set the variable)")
         return 0
     return int(k) if (coll, int(a.id)) in faninout else 0
+
+
+#: algorithms whose request limit the rules file's fifth column sets, and the catalogue parameter
+#: that holds it: alltoall linear_sync's max_requests is the catalogue's ``k``
+#: (``ompi_coll_base_alltoall_intra_linear_sync``, coll_base_alltoall.c l. 384-437)
+REQUESTS = {("alltoall", 4): "k"}
+
+
+def requests(coll: str, rule):
+    """The max_requests field of ``rule`` (``params["reqs"]``, or the catalogue parameter that
+    is the request limit of its algorithm), None when it has none."""
+    if rule.algorithm is None:
+        return None
+    if "reqs" in rule.params:
+        return int(rule.params["reqs"])
+    name = REQUESTS.get((coll, int(rule.algorithm.id)))
+    if name is None:
+        return None
+    value = rule.params.get(name, (getattr(rule.algorithm, "fixed", None) or {}).get(name))
+    return None if value is None else int(value)
 
 
 def _comment(text: str) -> str:
@@ -100,7 +122,7 @@ def write(rules, header=(), default_below: bool = True, knomial_radix: int = 4) 
     per = table(rules, "openmpi")
     if not per:
         raise ValueError("no rules: an Open MPI rules file needs at least one")
-    reqs = any("reqs" in r.params for by_p in per.values() for rs in by_p.values() for r in rs)
+    reqs = any(requests(c, r) is not None for c, by_p in per.items() for rs in by_p.values() for r in rs)
     lines = ["rule-file-version-2"] if reqs else []
     lines += [f"# {_comment(h)}" for h in header]
     lines.append("# written by tlop (tlop.decisions.files.openmpi_classic); per line: message size "
@@ -133,6 +155,7 @@ def write(rules, header=(), default_below: bool = True, knomial_radix: int = 4) 
                     seg = int(r.params.get("seg", 0))
                 text = f"{size} {alg} {fan} {seg}"
                 if reqs:
-                    text += f" {int(r.params.get('reqs', 0))}"
+                    n = requests(coll, r)
+                    text += f" {0 if n is None else n}"
                 lines.append(f"{text:<28} # from m = {r.m_from} B: {_comment(name)}{_cost(r)}")
     return "\n".join(lines) + "\n"

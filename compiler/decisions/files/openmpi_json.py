@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 
-from tlop.decisions.files.openmpi_classic import FANINOUT, fan_in_out
+from tlop.decisions.files.openmpi_classic import FANINOUT, fan_in_out, requests
 from tlop.decisions.library_size import compared_size
 from tlop.decisions.openmpi_defaults import NAMES as _NAMES5
 from tlop.decisions.rules import table
@@ -110,8 +110,9 @@ def write(rules, mapping=None, knomial_radix: int = 4) -> str:
                     rule["faninout"] = int(k)
                 if r.params.get("seg", 0):
                     rule["seg_size"] = int(r.params["seg"])
-                if "reqs" in r.params:
-                    rule["reqs"] = int(r.params["reqs"])
+                n = requests(coll, r)
+                if n is not None:
+                    rule["reqs"] = n
                 msg_rules.append(rule)
             comm_rules.append({"comm_size_min": P, "comm_size_max": "inf" if j + 1 == len(Ps) else Ps[j + 1] - 1,
                                "comm_rank_distribution": distribution(mapping, P), "rules": msg_rules})
