@@ -63,12 +63,10 @@ def audit_tables(collectives, libraries, profile, mapping, model, Ps, ms) -> dic
             for P in Ps:
                 pricer = Pricer(profile, mapping if mapping is not None else as_mapping(f"sequential({P})"), model)
 
-                def price(alg, params, P_, m_, pricer=pricer):
-                    keys = set(alg.fixed) | set(alg.searched)
-                    chosen = {k: v for k, v in params.items() if k in keys or k in ("seg", "k")}
-                    return float(pricer.price(alg, P_, np.asarray([float(m_)]), chosen)[0])
+                def price(alg, params, P_, ms_, pricer=pricer):
+                    return pricer.price(alg, P_, np.asarray(ms_, dtype=float), dict(params))
 
-                cells += audit(library, collective, [P], ms, price,
+                cells += audit(library, collective, [P], ms, price, vectorized=True,
                                decide_kwargs={"mapping": mapping} if library == "mpich" else None)
             out[(library, collective)] = cells
     return out
