@@ -87,7 +87,7 @@ def mpich_pairs(tmp_path, calls, selection=None, P=4, tag="default"):
             for k in range(P)]
     if r.returncode != 0 or any(log.count("TLOP-CORRECT\n") != len(calls) for log in logs):
         raise AssertionError(f"MPICH run failed (rc {r.returncode}): "
-                             + r.stderr.decode(errors="replace")[-1500:] + "".join(log[-800:] for log in logs))
+                             + r.stderr.decode(errors="replace")[-1500:] + "".join(log[:1500] + log[-800:] for log in logs))
     results = []
     for i, (coll, _) in enumerate(calls):
         pairs: Counter = Counter()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tlop.decisions import library_size, mpich_defaults, openmpi_defaults
+from tlop.decisions import mpich_defaults, openmpi_defaults
 from tlop.decisions.library_size import compared_size, mpich_sizes
 
 DATA = Path(__file__).parent / "data" / "openmpi"
@@ -88,6 +88,18 @@ def test_open_mpi_fixed_decision_parameters_are_the_ones_the_library_passes():
     assert openmpi_defaults.decide("barrier", 300, 0).name == "tree"
     with pytest.raises(ValueError, match="no fixed decision"):
         openmpi_defaults.decide("scan", 4, 8)
+
+
+def test_the_grids_name_where_the_decisions_change():
+    Ps, sizes = openmpi_defaults.grid("bcast")
+    assert Ps == (4, 8, 16, 32, 64, 128, 256, 1024, 2048, 4096) and sizes[0] == 2 and sizes[-1] == 1048576
+    for P in Ps:                               # each listed P is a branch boundary of some size
+        assert any(openmpi_defaults.decide("bcast", P - 1, m).id != openmpi_defaults.decide("bcast", P, m).id
+                   for m in sorted({0, *sizes, *(s - 1 for s in sizes)}))
+    tree = {"collective=bcast": {"comm_type=intra": {"comm_size<8": {"avg_msg_size<=12288": _leaf("a"),
+                                                                      "avg_msg_size=any": _leaf("b")},
+                                                      "comm_size=any": {"count<=64": _leaf("c"), "any": _leaf("d")}}}}
+    assert mpich_defaults.grid("bcast", tree) == ((8,), (64, 12288))
 
 
 def test_compared_sizes_follow_each_library():

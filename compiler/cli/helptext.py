@@ -77,6 +77,12 @@ HELP = {
                  ["tlop validate taulop/bcast:binomial taulop/allgather:ring P=2,4 m=1KiB..4MiB:x4 "
                   "--profile here.json --out val",
                   "tlop validate taulop/alltoall:pairwise --profile here.json --out val --resume --format md"]),
+    "tune-check": ("Run the MPI library's own collective with its default selection and with a tuning file "
+                   "(alternating launches), and report per (P, m) the medians, file/default with its 95% interval, "
+                   "the verdict, and whether the library ran the algorithm the file names.",
+                   ["tlop tune-check bcast bcast.json P=2 m=1KiB..1MiB:x4 --out tc",
+                    "tlop tune-check allreduce allreduce.rules P=2,4 m=8KiB..4MiB:x8 --mpi openmpi --rounds 5",
+                    "tlop tune-check bcast bcast.json P=64 m=1KiB..4MiB:x4 --mpiexec srun --out tc-cluster"]),
     "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
                 ["tlop measure --np 4 --quick --out here.json"]),
     "grid-bcast": ("Grid-aware broadcast of paper 001: cluster a latency matrix (Lowekamp, rho), print "

@@ -45,7 +45,7 @@ from typing import Optional
 from tlop.decisions.library_size import mpich_sizes
 from tlop.decisions.openmpi_defaults import Decision
 
-__all__ = ["decide", "default_tree", "known_algorithms", "leaf_params", "SOURCE"]
+__all__ = ["decide", "default_tree", "grid", "known_algorithms", "leaf_params", "SOURCE"]
 
 SOURCE = ("src/mpi/coll/src/csel.c MPIR_Csel_search, MPICH v5.0.1 (f47d175fffa7ac9aecd912079be6bdb723c8e706); "
           "default tree maint/tuning/coll/mpir/generic.json as compiled into the mpich wheel's libmpi")
@@ -207,3 +207,28 @@ def decide(collective: str, P: int, m: int, commutative: bool = True, tree: Opti
     short = name.split("_intra_", 1)[1] if "_intra_" in name else name
     return Decision("mpich", collective, name, short, leaf_params(params),
                     f"{SOURCE}: " + " / ".join(path))
+
+
+def grid(collective: str, tree: Optional[dict] = None) -> tuple:
+    """``(Ps, sizes)``: the communicator sizes and message-size thresholds (of any kind: avg,
+    total, count) the tree of ``collective`` tests — the points an audit of it should include."""
+    import re
+
+    if tree is None:
+        tree = default_tree()
+    Ps, sizes = set(), set()
+
+    def walk(node):
+        for key, sub in node.items():
+            k = key.replace(" ", "")
+            hit = re.match(r"comm_size<=?(\d+)$", k)
+            if hit:
+                Ps.add(int(hit.group(1)))
+            hit = re.match(r"(avg_msg_size|total_msg_size|count)<=?(\d+)$", k)
+            if hit:
+                sizes.add(int(hit.group(2)))
+            if isinstance(sub, dict) and not k.startswith(("algorithm=", "composition=")):
+                walk(sub)
+
+    walk(tree.get(f"collective={collective}", {}))
+    return tuple(sorted(Ps)), tuple(sorted(sizes))

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from tlop.decisions.library_size import compared_size
 
-__all__ = ["Decision", "decide", "TABLES", "NAMES", "GRID_P", "GRID_SIZES", "SOURCE"]
+__all__ = ["Decision", "decide", "grid", "TABLES", "NAMES", "GRID_P", "GRID_SIZES", "SOURCE"]
 
 SOURCE = ("ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, Open MPI v5.0.10 "
           "(0d48030d410ae8f56790933135b28be1b3920ba1)")
@@ -299,6 +299,19 @@ def decide(collective: str, P: int, m: int, commutative: bool = True) -> Decisio
     return Decision("openmpi", collective, alg, NAMES[collective][alg], params,
                     f"{SOURCE}: ompi_coll_tuned_{collective}_intra_dec_fixed"
                     + (f" ({_NOTES[(collective, alg)]})" if (collective, alg) in _NOTES else ""))
+
+
+def grid(collective: str) -> tuple:
+    """``(Ps, sizes)``: the communicator sizes and compared sizes (bytes) at which the fixed
+    decision of ``collective`` changes — the points an audit of it should include (with their
+    neighbours: a branch ``P < 8`` changes between 7 and 8)."""
+    Ps, sizes = set(), set()
+    for table in TABLES[collective].values():
+        for test, bounds in table:
+            if test is not None:
+                Ps.add(test[1])
+            sizes.update(b for b, _ in bounds if b is not None)
+    return tuple(sorted(Ps)), tuple(sorted(sizes))
 
 
 def _grid():

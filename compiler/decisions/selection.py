@@ -72,18 +72,21 @@ class Cell:
 
     @property
     def runner_up(self) -> Optional[Priced]:
-        """The cheapest algorithm other than the best one (another algorithm, not the best with
-        other parameters)."""
-        if not self.ranking:
+        """The cheapest priced algorithm other than the one :attr:`chosen` runs (another
+        algorithm, not the same one with other parameters); cheaper than it where the default is
+        kept."""
+        if not self.ranking or self.chosen is None:
             return None
-        first = self.ranking[0].algorithm
-        return next((p for p in self.ranking[1:] if p.algorithm != first), None)
+        return next((p for p in self.ranking if p.algorithm != self.chosen.algorithm), None)
 
     @property
     def margin(self) -> float:
-        """Runner-up cost / best cost (inf when there is no runner-up)."""
+        """Runner-up cost / chosen cost (inf when there is no runner-up; below 1 where a default
+        is kept although another algorithm is predicted cheaper)."""
         r = self.runner_up
-        return r.cost / self.best.cost if r is not None and self.best.cost > 0 else math.inf
+        if r is None or self.chosen is None or not math.isfinite(self.chosen.cost) or self.chosen.cost <= 0:
+            return math.inf
+        return r.cost / self.chosen.cost
 
     @property
     def gain(self) -> float:
@@ -101,6 +104,7 @@ class Pricer:
         self.mapping = mapping
         self.model = model
         self._modules: dict = {}
+        self._evaluators: dict = {}
 
     def handle(self, alg: LibraryAlgorithm):
         if alg.schedule is None:
@@ -113,23 +117,47 @@ class Pricer:
             self._modules[key] = load(module_name, model=self.model)
         return self._modules[key][name]
 
+    def _compiled(self, h, over):
+        """The JIT evaluator of handle ``h`` over ``over`` (None when it cannot be compiled, e.g.
+        a LogGP/pLogP dataflow schedule: the interpreter prices it)."""
+        key = (id(h), id(over))
+        if key not in self._evaluators:
+            from tlop.backends.jit import NotCompilable
+
+            try:
+                self._evaluators[key] = (h, h.compile(self.profile, mapping=over))
+            except NotCompilable:
+                self._evaluators[key] = (h, None)
+        return self._evaluators[key][1]
+
     def price(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, params: dict) -> np.ndarray:
         """Costs (s) of ``alg`` at P ranks for every m of ``ms`` with ``params``; inf where the
-        schedule refuses the point (its ``where`` clause, e.g. a segment larger than m)."""
+        schedule refuses the point (its ``where`` clause, e.g. a segment larger than m).  Compiled
+        (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
+        from tlop.backends.binding import binder_for
+
         h = self.handle(alg)
         names = {p.name for p in h.params}
-        args = {k: float(v) for k, v in {**alg.fixed, **params}.items() if k in names}
+        ms = np.asarray(ms, dtype=float)
+        args = {k: np.full(len(ms), float(v)) for k, v in {**alg.fixed, **params}.items() if k in names}
         if "P" in names:
-            args["P"] = float(P)
-        over = self.mapping if h.ir.over is not None else None
+            args["P"] = np.full(len(ms), float(P))
         if "m" in names:
-            vals = h.evaluate(self.profile, mapping=over, invalid="nan", m=np.asarray(ms, dtype=float), **args)
-        else:  # barrier: no message size
-            vals = np.full(len(ms), float(h.evaluate(self.profile, mapping=over, invalid="nan", **args)))
-        vals = np.asarray(vals, dtype=float).reshape(-1)
-        if vals.size == 1 and len(ms) != 1:
-            vals = np.full(len(ms), vals[0])
-        return np.where(np.isfinite(vals), vals, np.inf)
+            args["m"] = ms
+        over = self.mapping if h.ir.over is not None else None
+        ok = np.broadcast_to(binder_for(h.module.program, h.ir).valid_mask(args), ms.shape)
+        out = np.full(len(ms), np.inf)
+        if not ok.any():
+            return out
+        sub = {k: v[ok] for k, v in args.items()}
+        ev = self._compiled(h, over)
+        if ev is not None:
+            vals = ev(**sub)
+        else:
+            vals = h.evaluate(self.profile, mapping=over, **sub)
+        vals = np.broadcast_to(np.asarray(vals, dtype=float), (int(ok.sum()),))
+        out[ok] = np.where(np.isfinite(vals), vals, np.inf)
+        return out
 
     def best_params(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, only_params: Optional[dict] = None):
         """For every m: (cost, params) of ``alg`` with the cheapest combination of its searched
@@ -198,8 +226,11 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                     note = (f"default {default.label()} not priced ("
                             f"{default.algorithm.status if default.algorithm.schedule is None else 'refused here'}"
                             f"): kept, a file never overrides what tlop has not priced")
-                elif default.algorithm == chosen.algorithm and default.params == chosen.params:
-                    note = "the default is the cheapest"
+                elif (default.algorithm == chosen.algorithm and default.params == chosen.params) \
+                        or default.cost <= chosen.cost:
+                    note = "the default is the cheapest" + ("" if default.algorithm == chosen.algorithm
+                                                            else f" (tied with {chosen.label()})")
+                    chosen = default
                 elif default.cost <= chosen.cost * min_gain:
                     gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
                     note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "

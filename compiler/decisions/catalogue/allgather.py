@@ -54,16 +54,19 @@ ALGORITHMS = [
     A("mpich", "allgather", "ring", "MPIR_Allgather_intra_ring", "coll/allgather:ring",
       _M + "allgather_intra_ring.c: MPIR_Allgather_intra_ring",
       note="the same messages as Open MPI's ring"),
-    A("mpich", "allgather", "recexch_doubling", "MPIR_Allgather_intra_recexch_doubling", None,
+    A("mpich", "allgather", "recexch_doubling", "MPIR_Allgather_intra_recexch_doubling",
+      "coll/allgather:mpich_recexch_doubling",
       _M + "allgather_intra_recexch.c: MPIR_Allgather_intra_recexch (MPIR_ALLGATHER_RECEXCH_TYPE_DISTANCE_DOUBLING)",
-      status="not done: recursive k-exchange (MPII_Recexch step1/step2/step3 neighbour tables, "
-             "k = MPIR_CVAR_ALLGATHER_RECEXCH_KVAL, single_phase_recv) not yet written as a schedule",
-      mpich_params=("k={k}", "single_phase_recv=0")),
-    A("mpich", "allgather", "recexch_halving", "MPIR_Allgather_intra_recexch_halving", None,
+      searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
+      note="k = MPIR_CVAR_ALLGATHER_RECEXCH_KVAL (default 2) when forced by the CVAR; the library "
+           "posts a phase's sends as soon as the previous phase's data arrived (single_phase_recv "
+           "false), the schedule's phases are stages"),
+    A("mpich", "allgather", "recexch_halving", "MPIR_Allgather_intra_recexch_halving",
+      "coll/allgather:mpich_recexch_halving",
       _M + "allgather_intra_recexch.c: MPIR_Allgather_intra_recexch (MPIR_ALLGATHER_RECEXCH_TYPE_DISTANCE_HALVING)",
-      status="not done: recursive k-exchange (MPII_Recexch neighbour tables, distance halving) not "
-             "yet written as a schedule",
-      mpich_params=("k={k}", "single_phase_recv=0")),
+      searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
+      note="k = MPIR_CVAR_ALLGATHER_RECEXCH_KVAL (default 2) when forced by the CVAR; sends the "
+           "library posts early (single_phase_recv false) are stages in the schedule"),
     A("mpich", "allgather", "nb", "MPIR_Allgather_allcomm_nb", None,
       _M + "allgather_allcomm_nb.c: MPIR_Allgather_allcomm_nb",
       status="not expressible: runs MPI_Iallgather and waits; the schedule is whatever MPICH's "

@@ -36,8 +36,9 @@ ALGORITHMS = [
     A("mpich", "reduce_scatter_block", "noncommutative", "MPIR_Reduce_scatter_block_intra_noncommutative",
       "coll/reduce_scatter_block:mpich_noncommutative",
       _M + "reduce_scatter_block_intra_noncommutative.c: MPIR_Reduce_scatter_block_intra_noncommutative",
-      constraint="P a power of two", pow2_only=True,
-      note="the same messages as recursive_halving for P a power of two"),
+      constraint="P a power of two (asserted)", pow2_only=True,
+      note="distance doubling with halving sizes (the messages of Open MPI's butterfly for P a "
+           "power of two, not those of recursive_halving)"),
     A("mpich", "reduce_scatter_block", "recursive_doubling", "MPIR_Reduce_scatter_block_intra_recursive_doubling",
       "coll/reduce_scatter_block:mpich_recursive_doubling",
       _M + "reduce_scatter_block_intra_recursive_doubling.c: MPIR_Reduce_scatter_block_intra_recursive_doubling"),

@@ -30,6 +30,11 @@ The library's rules, which the writer keeps:
 * Algorithm ids are not checked when the file is read; an id beyond the collective's table makes
   ``*_intra_do_this`` return ``MPI_ERR_ARG`` from the collective call.  The writer writes only the
   ids of the rules' :class:`LibraryAlgorithm` — ones the caller priced.
+* The fan-in/out field reaches only the chain broadcast and chain reduce (:data:`FANINOUT`);
+  the k-nomial broadcast's radix is the MCA variable ``coll_tuned_bcast_algorithm_knomial_radix``
+  (default 4), so a rule for another radix is refused unless ``knomial_radix`` says the runs set
+  it.  The rule's ``params["k"]`` is written where Open MPI reads it, 0 elsewhere; ``seg`` is the
+  segment size in bytes (0: unsegmented).
 * ``max_requests`` (a rule's ``params["reqs"]``) needs the ``rule-file-version-2`` first line,
   which Open MPI reads from v5.0.7 on (older 5.0 releases read the version text as numbers and
   reject the file); the line is written only when some rule has ``reqs``.
@@ -53,6 +58,29 @@ COLLECTIVE_IDS = {"allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3
                   "reduce_scatter": 12, "reduce_scatter_block": 13, "scan": 14, "scatter": 15, "scatterv": 16}
 
 
+#: the algorithms whose fan-in/out the rules file sets (``*_intra_do_this`` passes ``faninout`` to
+#: them: ``ompi_coll_base_bcast_intra_chain``, ``ompi_coll_base_reduce_intra_chain``); the others
+#: ignore it, and the file carries 0 for them
+FANINOUT = {("bcast", 2), ("reduce", 2)}
+#: the k-nomial broadcast takes its radix from the MCA variable coll_tuned_bcast_algorithm_knomial_radix
+#: (default 4, coll_tuned_bcast_decision.c l. 34, 124, 161-162), never from the file
+KNOMIAL = ("bcast", 7)
+
+
+def fan_in_out(coll: str, rule, faninout=FANINOUT, knomial_radix: int = 4) -> int:
+    """The fan-in/out field of ``rule``: its ``k`` where Open MPI reads it, else 0; ValueError for
+    a k-nomial broadcast whose radix is not the one Open MPI will use (``knomial_radix``)."""
+    a = rule.algorithm
+    k = rule.params.get("k", (getattr(a, "fixed", None) or {}).get("k", 0))
+    if (coll, int(a.id)) == KNOMIAL:
+        if k and int(k) != knomial_radix:
+            raise ValueError(f"Open MPI's k-nomial broadcast takes its radix from the MCA variable "
+                             f"coll_tuned_bcast_algorithm_knomial_radix ({knomial_radix} here), not from a rules file: "
+                             f"a rule for radix {k} cannot be written (pass knomial_radix={k} and set the variable)")
+        return 0
+    return int(k) if (coll, int(a.id)) in faninout else 0
+
+
 def _comment(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -65,17 +93,18 @@ def _cost(rule) -> str:
     return f", predicted {format_time(rule.cost)}"
 
 
-def write(rules, header=(), default_below: bool = True) -> str:
+def write(rules, header=(), default_below: bool = True, knomial_radix: int = 4) -> str:
     """The text of an Open MPI classic rules file carrying ``rules`` (Open MPI algorithms, any
-    collectives), with ``header`` lines as leading comments."""
+    collectives), with ``header`` lines as leading comments.  ``knomial_radix``: the value of
+    ``coll_tuned_bcast_algorithm_knomial_radix`` the runs will have (Open MPI's default, 4)."""
     per = table(rules, "openmpi")
     if not per:
         raise ValueError("no rules: an Open MPI rules file needs at least one")
     reqs = any("reqs" in r.params for by_p in per.values() for rs in by_p.values() for r in rs)
     lines = ["rule-file-version-2"] if reqs else []
     lines += [f"# {_comment(h)}" for h in header]
-    lines.append(f"# written by tlop (tlop.decisions.files.openmpi_classic); per line: message size "
-                 f"(compared as Open MPI's rules do), algorithm id, fan-in/out, segment size")
+    lines.append("# written by tlop (tlop.decisions.files.openmpi_classic); per line: message size "
+                 "(compared as Open MPI's rules do), algorithm id, fan-in/out, segment size")
     lines.append(f"{len(per):<12} # number of collectives")
     for coll, by_p in per.items():
         if coll not in COLLECTIVE_IDS:
@@ -100,7 +129,7 @@ def write(rules, header=(), default_below: bool = True) -> str:
                     if alg not in NAMES[coll]:
                         raise ValueError(f"Open MPI 5.0 has no {coll} algorithm {alg} ({name}); an unknown id makes "
                                          f"the collective fail with MPI_ERR_ARG")
-                    fan = int(r.params.get("k", r.algorithm.fixed.get("k", 0) if hasattr(r.algorithm, "fixed") else 0))
+                    fan = fan_in_out(coll, r, knomial_radix=knomial_radix)
                     seg = int(r.params.get("seg", 0))
                 text = f"{size} {alg} {fan} {seg}"
                 if reqs:

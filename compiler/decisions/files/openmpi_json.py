@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 
+from tlop.decisions.files.openmpi_classic import FANINOUT, fan_in_out
 from tlop.decisions.library_size import compared_size
 from tlop.decisions.openmpi_defaults import NAMES as _NAMES5
 from tlop.decisions.rules import table
@@ -75,8 +76,14 @@ def distribution(mapping, P: int) -> str:
     return "any"
 
 
-def write(rules, mapping=None) -> str:
-    """The JSON text of Open MPI 6.0 rules carrying ``rules`` (Open MPI algorithms)."""
+#: 6.0 passes the file's faninout to these (coll_tuned_*_decision.c on v6.0.x): bcast and reduce
+#: chains, the reduce k-nomial (8) and allgather's k-bruck (2)
+FANINOUT6 = FANINOUT | {("reduce", 8), ("allgather", 2)}
+
+
+def write(rules, mapping=None, knomial_radix: int = 4) -> str:
+    """The JSON text of Open MPI 6.0 rules carrying ``rules`` (Open MPI algorithms);
+    ``knomial_radix`` as in :func:`tlop.decisions.files.openmpi_classic.write`."""
     per = table(rules, "openmpi")
     if not per:
         raise ValueError("no rules: an Open MPI rules file needs at least one")
@@ -98,7 +105,7 @@ def write(rules, mapping=None) -> str:
                                      f"its reader drops a rule with an unknown algorithm")
                 rule = {"msg_size_min": lo, "msg_size_max": hi,
                         "alg": 0 if r.algorithm is None else int(r.algorithm.id)}
-                k = r.params.get("k", 0)
+                k = 0 if r.algorithm is None else fan_in_out(coll, r, FANINOUT6, knomial_radix)
                 if k:
                     rule["faninout"] = int(k)
                 if r.params.get("seg", 0):
