@@ -29,10 +29,9 @@ ALGORITHMS = [
     _o(1, "basic_linear", "ompi_basic_linear", "ompi_coll_base_allreduce_intra_basic_linear",
        note="linear reduce to 0 then linear bcast, as the library composes them"),
     _o(2, "nonoverlapping", None, "ompi_coll_base_allreduce_intra_nonoverlapping",
-       status="not written: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
-              "coll/tuned's reduce and bcast decisions (the fixed ones unless forced or ruled), so its "
-              "messages are a composition of two other decisions at that (P, m); expressible as those "
-              "decisions' if-chains over the reduce and bcast schedules, not written in this branch"),
+       status="not expressible: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
+              "coll/tuned's reduce and bcast decisions at that (P, m) (the fixed ones unless forced or "
+              "ruled): its messages are other decisions of the library, not one schedule"),
     _o(3, "recursive_doubling", "recursive_doubling", "ompi_coll_base_allreduce_intra_recursivedoubling",
        note="same messages as MPICH's recursive_doubling"),
     _o(4, "ring", "ompi_ring", "ompi_coll_base_allreduce_intra_ring",
