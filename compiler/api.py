@@ -16,8 +16,11 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from time import perf_counter as _clock
+
 from tlop import ir
-from tlop.backends.binding import bind_arguments
+
+from tlop.backends.binding import as_mapping as _as_mapping, bind_arguments, bind_mapping
 from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep, gc_paused
@@ -56,6 +59,7 @@ class AlgorithmHandle:
     def __init__(self, module: "Module", alg: ir.Algorithm):
         self.module = module
         self.ir = alg
+        self._last_entry = None  # the native tier's entry of the last call (tlop.backends.tiering)
 
     @property
     def name(self) -> str:
@@ -183,31 +187,46 @@ class AlgorithmHandle:
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
         counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
-        many times with scalar arguments on one profile and mapping is compiled and then
-        answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12).  An
+        with scalar arguments is answered natively when the engine policy says that pays — at
+        once for an expensive point, after enough interpreted time for cheap ones, per
+        profile and mapping *value* (:mod:`tlop.backends.tiering`; the same results to 1e-12).  An
         algorithm of a model-neutral module (``stdlib/coll``) loaded without a model is priced
         in the model the profile provides (:func:`tlop.runtime.profile.default_model`)."""
         if self.module.model_neutral and self.module.model is None:
             target = self.for_profile(profile)
             if target is not self:
                 return target.evaluate(profile, mapping=mapping, invalid=invalid, **args)
+        e = self._last_entry  # native code for the last (profile, mapping) values (tlop.backends.tiering)
+        if e is not None and e.ev is not None and invalid == "raise" and type(profile) is not str \
+                and (e.profile is profile or e.profile == profile) and (e.mapping is mapping or e.mapping == mapping):
+            for v in args.values():
+                if type(v) is not float and type(v) is not int:
+                    break
+            else:
+                return e.ev(**args)
+        tier = self.module.native_tier
+        entry = None
+        if invalid == "raise":
+            entry = self._last_entry = tier.entry(self.ir, profile, mapping)
+            if entry.ev is not None and tier.scalar(args):
+                return entry.ev(**args)
+        return self._evaluate_slow(profile, mapping, invalid, args, tier, entry)
+
+    def _evaluate_slow(self, profile, mapping, invalid, args, tier, entry):
+        """:meth:`evaluate` without native code yet: bind, maybe tier up, else interpret."""
         if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
             from tlop.runtime.hloggp import for_mapping
 
             profile = for_mapping(profile, mapping, self.module.program)
-        if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
-            ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
-            if ev is not None:
-                return ev(**args)
-        from tlop.backends.binding import as_mapping, bind_mapping
-
+        _new_evaluation(profile, mapping if self.ir.over is not None else None, args.get("P"))
         if invalid not in ("raise", "nan"):
             raise TlopError(f"invalid={invalid!r}: expected 'raise' or 'nan'")
         if invalid == "nan":
             return self._evaluate_valid(profile, mapping, args)
         prof = as_profile(profile)
-        mapping = as_mapping(mapping)
+        mapping = _as_mapping(mapping)
         env = bind_mapping(self.ir, self.bind(args), mapping)
+        scalar = tier.scalar(args)
         if any(type(v) is not float for v in env.values()):
             import numpy as np
 
@@ -216,11 +235,19 @@ class AlgorithmHandle:
             shape = broadcast_shape(self.name, env)
             if 0 in shape:  # an empty grid costs nothing to evaluate
                 return np.zeros(shape)
+        elif scalar and entry.fresh and entry.tierable:  # the policy's first look at this entry
+            ev = tier.first_call(entry, env, prof, mapping)
+            if ev is not None:
+                return ev(**args)
         from tlop.backends.interp import Interpreter
 
+        t0 = _clock()
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof, mapping, "count").eval(self.ir.body, env)
-            return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+            result = _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+        if scalar and entry.tierable:
+            tier.interpreted(entry, _clock() - t0, prof, mapping)
+        return result
 
     def for_profile(self, profile=None) -> "AlgorithmHandle":
         """This algorithm as ``profile`` prices it: itself, unless its module is model-neutral and
@@ -266,7 +293,9 @@ class AlgorithmHandle:
         if target is not self:
             return target.grid(profile, mapping=mapping, invalid=invalid, **axes)
         profile = for_mapping(profile, mapping, self.module.program)
-        return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
+        _new_evaluation(profile, mapping if self.ir.over is not None else None, axes.get("P"))
+        with deep("cost expression", self.ir.span):
+            return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
@@ -282,7 +311,8 @@ class AlgorithmHandle:
         if target is not self:
             return target.compile(profile, mapping=mapping, **options)
         profile = for_mapping(profile, mapping, self.module.program)
-        return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
+        with deep("cost expression", self.ir.span):  # a deeply nested expression: an error, not a RecursionError
+            return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank else "") for p in self.ir.params)
@@ -294,6 +324,24 @@ class AlgorithmHandle:
         except ImportError:
             return None
         return "$" + format_latex(self.ir.body, self.module.program) + "$"
+
+
+def _new_evaluation(profile, mapping, P) -> None:
+    """One evaluation starts: out-of-grid lookups warn again (once per table), and a mapping
+    that needs more than the profile's machine is warned about (:mod:`tlop.runtime.machine`)."""
+    from tlop.runtime.machine import check_fits, new_evaluation
+
+    prof = as_profile(profile)
+    if hasattr(prof, "new_evaluation"):
+        prof.new_evaluation()
+    new_evaluation()
+    if mapping is not None and P is not None and not isinstance(P, str):
+        from tlop.backends.binding import as_mapping
+
+        try:
+            check_fits(prof, as_mapping(mapping), P)
+        except (TypeError, ValueError):
+            pass  # arguments binding refuses: its own error follows
 
 
 def _check_result(result, name, program, profile, expr, env, mapping=None):

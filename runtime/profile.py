@@ -143,7 +143,9 @@ class TableData:
         if mode == "error":
             raise OutOfGridError(message)
         self._warned = True
-        warnings.warn(OutOfGridWarning(message + " (extrapolated; warned once per table)"), stacklevel=3)
+        warnings.warn(OutOfGridWarning(message + " (extrapolated; warned once per table and evaluation; "
+                                             "--out-of-grid allow, or out_of_grid='allow', silences it)"),
+                      stacklevel=3)
 
 
 class Profile:
@@ -174,6 +176,13 @@ class Profile:
 
     def __repr__(self) -> str:
         return f"<Profile {self.name!r}: channels {list(self.channels)}, tables {self.table_names()}>"
+
+    def new_evaluation(self) -> None:
+        """Start a new evaluation: each table warns again about its first lookup outside the
+        measured grid (``out_of_grid = "warn"``, the default: once per table and evaluation)."""
+        for per in self._tables.values():
+            for t in per.values():
+                t._warned = False
 
     # ------------------------------------------------------------------ channels
     def resolve_channel(self, model_channel: str) -> Optional[str]:

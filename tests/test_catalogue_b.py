@@ -9,7 +9,8 @@ destination) → (bytes, messages), an ``exchange`` counted as its two messages 
 real library sends with that algorithm forced: Open MPI's pml ``monitoring`` counters
 (``_openmpi_helpers``) and MPICH's transport trace (``_mpich_helpers``), every algorithm at P = 4
 (P = 2 for two_proc) and at P = 3 where it handles P not a power of two; (3) where paper 004 gives
-pLogP closed forms (the flat and binomial scatter), the schedules priced in pLogP against them;
+pLogP closed forms (the flat and binomial scatter, its model of the gather too), the schedules
+priced in pLogP against them;
 and the schedules that repeat an older stdlib schedule's messages cost what it costs.
 
 Local copies are no messages and are not compared; the message sizes are in bytes of a 1-byte
@@ -256,19 +257,21 @@ def mpich():
 
 # ---------------------------------------------------------------- (3) closed forms and older schedules
 
-def test_scatter_in_plogp_against_paper_004():
+@pytest.mark.parametrize("coll, linear", [("scatter", ("ompi_basic_linear", "ompi_linear_nb")),
+                                          ("gather", ("ompi_basic_linear",))])
+def test_scatter_and_gather_in_plogp_against_paper_004(coll, linear):
     """Paper 004 (Barchet-Steffenel & Mounié) Table 2: flat tree (P − 1)·g(m) + L, binomial tree
-    Σ_j g(2^j·m) + ⌈log2 P⌉·L.  On localhost-example at 1 KiB (where g(m) is at least the
-    overheads, as the closed forms assume) the schedules priced in pLogP are exactly these — the
-    binomial one for P a power of two (for other P the library's last subtree is smaller than the
-    closed form's 2^j blocks); at other sizes the dataflow adds what the closed forms leave out and
-    is never below them."""
-    sc = tlop.load("coll/scatter", model="plogp")
+    Σ_j g(2^j·m) + ⌈log2 P⌉·L, for the scatter and, by its §4, as the model of the gather too.  On
+    localhost-example at 1 KiB (where g(m) is at least the overheads, as the closed forms assume)
+    the schedules priced in pLogP are exactly these — the binomial ones for P a power of two (for
+    other P the library's last subtree is smaller than the closed form's 2^j blocks); at other
+    sizes the dataflow adds what the closed forms leave out and is never below them."""
+    sc = tlop.load(f"coll/{coll}", model="plogp")
     cf = tlop.load("plogp/scatter")
     for P in (2, 3, 4, 5, 8):
         for m in (1, 1024, 1 << 20):
             flat = float(cf["flat_scatter"].evaluate("localhost-example", P=P, m=m))
-            for alg in ("ompi_basic_linear", "ompi_linear_nb"):
+            for alg in linear:
                 mine = float(sc[alg].evaluate("localhost-example", P=P, m=m, mapping="sequential(4)"))
                 assert mine == pytest.approx(flat, rel=1e-12) if m == 1024 else mine >= flat * (1 - 1e-12)
             if P & (P - 1) == 0:

@@ -52,8 +52,10 @@ def cmd_show(args) -> int:
         if i:
             print()
         if h.doc:
-            for line in h.doc.splitlines():
-                print(f"/// {line}")
+            from tlop.runtime.text import printable
+
+            for line in h.doc.split("\n"):  # only newlines end a line; anything a terminal acts on is escaped
+                print(f"/// {printable(line)}")
         if args.latex:
             print(f"{name}({sig}){over} = {format_latex(expr, m.program)}")
         else:

@@ -212,8 +212,11 @@ def run(args) -> int:
         raise TlopError("P: tuning needs communicators of at least 2 ranks")
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults)
+    from tlop.decisions.selection import MAX_SEGMENTS
+
     header = (f"profile {profile.name}, model {model}, mapping {mapping_text}; the library's default is kept "
-              f"below a predicted gain of {args.min_gain:g}x")
+              f"below a predicted gain of {args.min_gain:g}x; segment sizes cutting m into more than "
+              f"{MAX_SEGMENTS} segments are not searched")
     if args.json == "-":
         json.dump(_json(result, profile, mapping_text, model), sys.stdout, indent=1)
         print()

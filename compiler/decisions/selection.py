@@ -32,7 +32,12 @@ import numpy as np
 from tlop.decisions.catalogue import LibraryAlgorithm, catalogue
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["Priced", "Cell", "Pricer", "select", "MODULE_OF"]
+__all__ = ["Priced", "Cell", "Pricer", "select", "MODULE_OF", "MAX_SEGMENTS"]
+
+#: the search does not try a segment size that cuts m into more segments than this (evaluating a
+#: pipeline of 65,536 segments over 1,024 ranks takes seconds; the libraries' own decisions use a
+#: few hundred at most): tune's header says so
+MAX_SEGMENTS = 4096
 
 
 def MODULE_OF(collective: str) -> str:
@@ -130,10 +135,11 @@ class Pricer:
                 self._evaluators[key] = (h, None)
         return self._evaluators[key][1]
 
-    def price(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, params: dict) -> np.ndarray:
+    def price(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, params: dict, searched: bool = False) -> np.ndarray:
         """Costs (s) of ``alg`` at P ranks for every m of ``ms`` with ``params``; inf where the
-        schedule refuses the point (its ``where`` clause, e.g. a segment larger than m).  Compiled
-        (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
+        schedule refuses the point (its ``where`` clause, e.g. a segment larger than m) and, when
+        ``searched``, where ``params``' segment cuts m into more than :data:`MAX_SEGMENTS`.
+        Compiled (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
         from tlop.backends.binding import binder_for
 
         h = self.handle(alg)
@@ -146,6 +152,9 @@ class Pricer:
             args["m"] = ms
         over = self.mapping if h.ir.over is not None else None
         ok = np.broadcast_to(binder_for(h.module.program, h.ir).valid_mask(args), ms.shape)
+        seg = float(params.get("seg", 0) or 0)
+        if seg > 0 and searched:
+            ok = ok & (np.ceil(ms / seg) <= MAX_SEGMENTS)
         out = np.full(len(ms), np.inf)
         if not ok.any():
             return out
@@ -170,7 +179,7 @@ class Pricer:
         best = np.full(len(ms), np.inf)
         which = [None] * len(ms)
         for combo in combos:
-            costs = self.price(alg, P, ms, combo)
+            costs = self.price(alg, P, ms, combo, searched=only_params is None)
             better = costs < best
             best = np.where(better, costs, best)
             for i in np.flatnonzero(better):

@@ -23,7 +23,9 @@ directory, key and entry rules are those of :mod:`tlop.runtime.cachedir`, shared
 cache (a directory not the user's own or writable by others is not used; entries are opened
 without following links and read only when they are regular files).  A
 truncated, damaged or forged entry fails the check, is deleted and rebuilt; a writer without
-the key cannot make one that passes.  Writes are atomic (a temporary file, then
+the key cannot make one that passes.  The MAC covers the entry's key as well as its payload, and
+the record names the file (path and content digest) it was made for: an entry copied or moved
+under another file's key fails the check.  Writes are atomic (a temporary file, then
 ``os.replace``).  A cache that cannot be created or written is not an error: loading just
 is not cached (``TLOP_CACHE_DIR=off`` disables it).
 
@@ -46,7 +48,7 @@ from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, truste
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
 
-_MAGIC = b"TLOPIR02"
+_MAGIC = b"TLOPIR03"
 _MAC = 32
 #: the largest entry read or written (the whole stdlib's checked IR is well under 1 MB; a file of
 #: 10⁵ declarations, about 75 MB); a larger program is not cached
@@ -140,14 +142,15 @@ def get(path: Path, model: Optional[str] = None):
     if data is None:
         stats["misses"] += 1
         return None
-    payload = _verified(data, secret)
+    payload = _verified(data, secret, entry.stem)
     if payload is None:
         stats["rejected"] += 1
         stats["misses"] += 1
         _remove(entry)
         return None
     record = pickle.loads(payload)  # noqa: S301 - authenticated with the user's own key above
-    if not _still_valid(record, path, content, model):
+    if record.get("root") != (str(path), hashlib.sha256(content).hexdigest(), model or "") \
+            or not _still_valid(record, path, content, model):
         stats["misses"] += 1
         return None
     stats["hits"] += 1
@@ -179,7 +182,8 @@ def put(path: Path, modules: list, elaborated, model: Optional[str] = None) -> b
                     imports.append((str(lm.path), d.path, None if target is None else str(target)))
         content = path.read_bytes()
         record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
-                  "files": files, "imports": imports, "model_neutral": is_model_neutral(modules)}
+                  "files": files, "imports": imports, "model_neutral": is_model_neutral(modules),
+                  "root": (str(path), hashlib.sha256(content).hexdigest(), model or "")}
         payload = dumps(record)
         if len(_MAGIC) + _MAC + len(payload) > MAX_ENTRY_BYTES:
             return False  # :func:`get` would refuse it (and delete it) unread
@@ -188,7 +192,7 @@ def put(path: Path, modules: list, elaborated, model: Optional[str] = None) -> b
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:  # two writes: no copy of a payload of tens of MB
-                f.write(_MAGIC + hmac.new(secret, payload, hashlib.sha256).digest())
+                f.write(_MAGIC + _mac(secret, entry.stem, payload))
                 f.write(payload)
             os.replace(tmp, entry)
             tmp = None
@@ -207,12 +211,20 @@ def dumps(record) -> bytes:
     return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _verified(data: bytes, secret: bytes) -> Optional[bytes]:
+def _mac(secret: bytes, key: str, payload: bytes) -> bytes:
+    """The entry's MAC: over its key (the file's path and content digest, hashed into the entry's
+    name) and its payload, so that an entry moved under another file's key fails the check."""
+    h = hmac.new(secret, key.encode("ascii") + b"\0", hashlib.sha256)
+    h.update(payload)
+    return h.digest()
+
+
+def _verified(data: bytes, secret: bytes, key: str) -> Optional[bytes]:
     if len(data) < len(_MAGIC) + _MAC or not data.startswith(_MAGIC):
         return None
     mac = data[len(_MAGIC):len(_MAGIC) + _MAC]
     payload = data[len(_MAGIC) + _MAC:]
-    if not hmac.compare_digest(mac, hmac.new(secret, payload, hashlib.sha256).digest()):
+    if not hmac.compare_digest(mac, _mac(secret, key, payload)):
         return None
     return payload
 
