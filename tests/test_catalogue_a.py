@@ -2,16 +2,19 @@
 {bcast,reduce,allreduce,barrier}.py, stdlib/coll/{bcast,reduce,allreduce,barrier}.tlop).
 
 (1) Every entry with a schedule loads and prices to a finite positive cost on the metropolis
-τ-Lop profile over ``sequential(4)`` at P = 2 … 9 and m in {1 B, 1 KiB, 1 MiB}; entries without one
-say why.  (2) The schedule's messages are the real library's: the library runs with that algorithm
+τ-Lop profile over ``sequential(4)`` at P = 2 … 9 and m in {1 B, 1 KiB, 1 MiB}, and in LogGP and
+pLogP (the localhost-example profile) at P = 2, 3, 5, 8, 9; entries without one say why.  (2) The schedule's messages are the real library's: the library runs with that algorithm
 forced and its own counters (Open MPI's pml ``monitoring``, per pair of ranks: bytes and messages)
 or its transport's trace (MPICH over libfabric's ``trace`` hook, see tests/_mpich_helpers.py) list
 who sent how many bytes to whom in how many messages; the schedule's sends, with every
-``weight 2`` send (a sendrecv between two ranks, as τ-Lop prices it) counted in both directions,
+``exchange`` (τ-Lop lists it as one send of weight 2) counted in both directions,
 must give the same table.  Barrier schedules send 1-byte tokens where the libraries send 0 bytes:
-the comparison counts those as 0 bytes.  (3) Thakur et al. 2005's closed forms (paper 004) for
-recursive doubling and Rabenseifner's allreduce, with the schedule priced by hand in the same
-terms.
+the comparison counts those as 0 bytes.  (3) The published closed forms: paper 004's pLogP
+broadcast rows (Table 1: flat, chain, segmented chain, binomial) on random profiles that meet the
+rows' assumption, and the LogGP binomial row ⌈log2 P⌉·(2o + L + (m − 1)G) (P a power of two,
+g ≤ L + 2o) on the bundled localhost-example profile, against the libraries' schedules priced as
+dataflow programs.  Not compared: allreduce/reduce/barrier closed forms (Thakur et al. 2005 is
+not among the project's papers).
 """
 
 from __future__ import annotations
@@ -339,6 +342,11 @@ MPICH_CASES = [
     ("allreduce", "ring", 3, 4096, {}, {}),
     ("allreduce", "recursive_multiplying", 4, 4096, {"k": 3},
      {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL": "3"}),
+    ("allreduce", "tree", 4, 40000, {"k": 2, "seg": 16384},
+     {"MPIR_CVAR_ALLREDUCE_TREE_TYPE": "knomial_1", "MPIR_CVAR_ALLREDUCE_TREE_KVAL": "2",
+      "MPIR_CVAR_ALLREDUCE_TREE_PIPELINE_CHUNK_SIZE": "16384"}),
+    ("allreduce", "tree", 4, 4096, {"k": 3, "seg": 0},
+     {"MPIR_CVAR_ALLREDUCE_TREE_TYPE": "knomial_1", "MPIR_CVAR_ALLREDUCE_TREE_KVAL": "3"}),
     ("allreduce", "recexch", 4, 4096, {"k": 3}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "3"}),
     ("allreduce", "recexch", 3, 4096, {"k": 2}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "2"}),
     ("allreduce", "k_reduce_scatter_allgather", 4, 4096, {"k": 2}, {"MPIR_CVAR_ALLREDUCE_RECEXCH_KVAL": "2"}),
@@ -403,3 +411,17 @@ if given is not None:
         assert same(run(_plogp_bcast("mpich_binomial"), prof, P=P, m=m), want)
         assert same(run(_plogp_bcast("ompi_binomial"), prof, P=P, m=m, seg=0), want)
         assert same(run(_plogp_bcast("ompi_knomial"), prof, P=P, m=m, seg=0, k=2), want)
+
+
+def test_both_libraries_binomial_broadcasts_are_the_loggp_row_for_powers_of_two():
+    from tlop.api import load
+
+    closed = load("loggp/bcast")["binomial_closed"]
+    mpich, ompi = _handle("coll/bcast:mpich_binomial", "loggp"), _handle("coll/bcast:ompi_binomial", "loggp")
+    for P in (2, 4, 8, 16):
+        for m in (1, 1024, 1 << 20):
+            want = float(closed.evaluate("localhost-example", P=P, m=m))
+            assert math.isclose(float(mpich.evaluate("localhost-example", mapping="sequential(4)", P=P, m=m)), want,
+                                rel_tol=1e-12)
+            assert math.isclose(float(ompi.evaluate("localhost-example", mapping="sequential(4)", P=P, m=m, seg=0)),
+                                want, rel_tol=1e-12)

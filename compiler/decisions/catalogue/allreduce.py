@@ -29,10 +29,9 @@ ALGORITHMS = [
     _o(1, "basic_linear", "ompi_basic_linear", "ompi_coll_base_allreduce_intra_basic_linear",
        note="linear reduce to 0 then linear bcast, as the library composes them"),
     _o(2, "nonoverlapping", None, "ompi_coll_base_allreduce_intra_nonoverlapping",
-       status="not written: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
-              "coll/tuned's reduce and bcast decisions (the fixed ones unless forced or ruled), so its "
-              "messages are a composition of two other decisions at that (P, m); expressible as those "
-              "decisions' if-chains over the reduce and bcast schedules, not written in this branch"),
+       status="not expressible: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
+              "coll/tuned's reduce and bcast decisions at that (P, m) (the fixed ones unless forced or "
+              "ruled): its messages are other decisions of the library, not one schedule"),
     _o(3, "recursive_doubling", "recursive_doubling", "ompi_coll_base_allreduce_intra_recursivedoubling",
        note="same messages as MPICH's recursive_doubling"),
     _o(4, "ring", "ompi_ring", "ompi_coll_base_allreduce_intra_ring",
@@ -57,10 +56,13 @@ ALGORITHMS = [
     _m("recursive_multiplying", "mpich_recursive_multiplying", "allreduce_intra_recursive_multiplying.c",
        "MPIR_Allreduce_intra_recursive_multiplying", searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}",),
        constraint="commutative op"),
-    _m("tree", None, "allreduce_intra_tree.c", "MPIR_Allreduce_intra_tree",
-       status="not written: pipelined knomial_1 tree reduce then bcast (chunk_size, buffer_per_child); "
-              "expressible for the knomial/kary trees, not written in this branch (topology-aware "
-              "tree types are not expressible: they need the machine's switch/group topology)"),
+    _m("tree", "mpich_tree_knomial_1", "allreduce_intra_tree.c", "MPIR_Allreduce_intra_tree",
+       searched={"k": (2, 3, 4, 8), "seg": (0, 8192, 16384, 65536)},
+       mpich_params=("tree_type=knomial_1", "k={k}", "chunk_size={seg}", "buffer_per_child=0"),
+       note="tree_type knomial_1 (the CVAR default; tree of MPII_Treeutil_tree_knomial_1_init, "
+            "unrolled to 21 steps); kary, knomial_2 and the topology-aware trees are not written "
+            "(the latter need the machine's switch/group topology); buffer_per_child changes "
+            "buffers, not messages"),
     _m("recexch", "mpich_recexch", "allreduce_intra_recexch.c", "MPIR_Allreduce_intra_recexch",
        searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
        note="neighbours of MPII_Recexchalgo_get_neighbors; single_phase_recv changes when receives "
