@@ -1,5 +1,5 @@
 """Benchmark: 001's Monte-Carlo (10 000 runs × 50 clusters, the seven heuristics) against the
-scalar reference (one problem at a time, :mod:`tlop.analysis.gridcast.heuristics` + pricing) on
+scalar reference (one problem at a time, :mod:`tlop.apps.gridcast.heuristics` + pricing) on
 a sample of the same runs, measured in the same process.
 
     python bench/bench_gridcast.py            # 10 000 runs of 50 clusters (issue 11: <= 60 s)
@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from tlop.analysis.gridcast import HEURISTICS, Problem, price, schedule
-from tlop.analysis.gridcast.simulate import random_problems, simulate
+from tlop.apps.gridcast import HEURISTICS, Problem, price, schedule
+from tlop.apps.gridcast.simulate import random_problems, simulate
 
 
 def main():

@@ -27,7 +27,7 @@ _LAZY = {
     "sequential": ("tlop.runtime.mapping", "sequential"), "round_robin": ("tlop.runtime.mapping", "round_robin"),
     "read_layout": ("tlop.runtime.mapping", "read_layout"),
     "per_rank": ("tlop.runtime.per_rank", "per_rank"),
-    "estimate_contention_ratio": ("tlop.contention", "estimate_contention_ratio"),
+    "estimate_contention_ratio": ("tlop.apps.contention", "estimate_contention_ratio"),
 }
 
 

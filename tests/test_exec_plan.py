@@ -1,4 +1,4 @@
-"""Execution plans of schedules (tlop.analysis.plan): who sends what to whom per stage and phase,
+"""Execution plans of schedules (tlop.apps.plan): who sends what to whom per stage and phase,
 against the schedule's own definition and the interpreter's prediction."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 import tlop
-from tlop.analysis.plan import ExecPlan, execution_plan, rank_program
+from tlop.apps.plan import ExecPlan, execution_plan, rank_program
 from tlop.backends.binding import as_mapping
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.profile import load_profile

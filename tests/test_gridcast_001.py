@@ -7,10 +7,10 @@ import pytest
 
 import tlop
 from conftest import synthetic_profile
-from tlop.analysis.gridcast import HEURISTICS, Problem, lowekamp, price, schedule, table4_latency_matrix
-from tlop.analysis.gridcast.pricing import to_tlop
-from tlop.analysis.gridcast.problem import intra_cluster_times
-from tlop.analysis.gridcast.simulate import makespans, random_problems, simulate
+from tlop.apps.gridcast import HEURISTICS, Problem, lowekamp, price, schedule, table4_latency_matrix
+from tlop.apps.gridcast.pricing import to_tlop
+from tlop.apps.gridcast.problem import intra_cluster_times
+from tlop.apps.gridcast.simulate import makespans, random_problems, simulate
 from tlop.cli.main import main
 
 
@@ -175,7 +175,7 @@ def test_cli_bad_input_is_a_clear_error(capsys, tmp_path):
 def test_heterogeneous_schedule_is_priced_by_the_schedule_layer(C):
     """Every link's own g_ij and L_ij and every cluster's T_j: the schedule written as a pLogP
     program (schedule_program) costs in tlop's schedule layer what price() computes."""
-    from tlop.analysis.gridcast.pricing import schedule_program
+    from tlop.apps.gridcast.pricing import schedule_program
     from tlop.runtime.profile import profile_from_dict
 
     rng = np.random.default_rng(100 + C)
@@ -206,7 +206,7 @@ SIZES3 = [16, 4, 8]
 
 
 def test_measured_problem_gives_each_link_its_own_size_dependent_gap():
-    from tlop.analysis.gridcast.problem import measured_problem
+    from tlop.apps.gridcast.problem import measured_problem
 
     intra = [linear_plogp(f"in{k}", *v) for k, v in enumerate(INTRA)]
     links = {ij: linear_plogp(f"l{ij}", *v) for ij, v in LINKS.items()}
@@ -245,7 +245,7 @@ def write_grid(tmp_path, **over):
 
 
 def test_cli_schedule_with_a_grid_description(tmp_path, capsys):
-    from tlop.analysis.gridcast.description import grid_problem, read_grid
+    from tlop.apps.gridcast.description import grid_problem, read_grid
 
     f = write_grid(tmp_path)
     assert main(["grid-bcast", "schedule", "--grid", str(f), "--m", "4MiB"]) == 0
@@ -323,7 +323,7 @@ def test_cli_matrix_with_a_negative_or_missing_latency(tmp_path, capsys):
 def test_many_clusters_are_simulated_in_smaller_chunks():
     """300 clusters: chunks of 27 runs (the memory bound), the same means as one run at a time
     would give for the same problems (chunking only changes how the draws are grouped)."""
-    from tlop.analysis.gridcast import simulate as sim
+    from tlop.apps.gridcast import simulate as sim
 
     done = []
     means = sim.simulate([300], runs=30, seed=1, heuristics=("ECEF",), progress=done.append)

@@ -4,6 +4,8 @@
   (SHM+IB, one channel per stage, P a power of two, m ≤ 4 MiB, no note, no library departure, no
   τ clamp) agrees to 1e-6 relative, for every library algorithm the stdlib expresses — one test per
   algorithm, so a regression names its algorithm.  The whole class is evaluated (a few seconds).
+* This is the one definition of the class (``la.classify``) and the one agreement test of its
+  rows; tests/test_stdlib_collectives_b.py attributes the rows it leaves out.
 * :data:`MUST_EXPRESS` lists the algorithms that must be expressible, so that renaming a stdlib
   algorithm cannot make its rows silently disappear.
 * The per-class report and the ``--predictions`` file are checked on a small hand-made CSV.
@@ -57,6 +59,16 @@ def test_same_mathematics_rows_agree(algorithm):
         if not la.agrees(got, r["predicted_seconds"]):
             wrong.append((r["P"], r["Q"], r["mapping"], r["m"], r["root"], got, r["predicted_seconds"]))
     assert not wrong, f"{algorithm}: {len(wrong)} of {len(rows)} rows disagree: {wrong[:5]}"
+
+
+def test_the_class_covers_both_mappings_and_network_only_rows():
+    """The one class reaches beyond one node: round-robin rows, and rows with one rank per node
+    (every transfer on the network) — for the ring and the binomial broadcast at least 400 rows
+    (what tests/test_oracle_schedules.py checked with its own definition before)."""
+    rows = [r for alg in ("allgather_ring", "bcast_binomial") for r in SAME[alg]]
+    assert {r["mapping"] for r in rows} == {"Sequential", "RoundRobin"}
+    assert any(r["Q"] == 1 and r["P"] > 1 for r in rows)
+    assert len(rows) >= 400
 
 
 def test_the_class_definition():

@@ -1,13 +1,15 @@
 """``tlop measure`` writes postal paths: the fits it computes become path channels and
 ``postal.*`` scalars, and the stdlib postal models evaluate on the measured profile."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tlop
 from tlop.runtime.measure.assemble import assemble
 from tlop.runtime.measure.postal_paths import protocols_from_fit
-from tlop.runtime.measure.store import read_records, samples_path
+from tlop.runtime.measure.store import read_records
 from tlop.runtime.profile import load_profile, profile_from_dict
 
 
@@ -39,8 +41,8 @@ def test_protocols_from_one_to_four_segments():
 
 @pytest.fixture(scope="module")
 def measured():
-    example = load_profile("localhost-example")
-    records = read_records(samples_path(example.path))
+    # the raw samples localhost-example was assembled from (test data: wheels ship no samples)
+    records = read_records(Path(__file__).parent / "data" / "localhost-example.samples.jsonl")
     cuda = [{"kind": "cuda", "key": f"cuda/{d}/pinned/{m}", "direction": d, "memory": "pinned", "m": m,
              "stats": {"median": a + b * m}}
             for d, a, b in (("HostToDevice", 9e-6, 4e-11), ("DeviceToHost", 8e-6, 5e-11))

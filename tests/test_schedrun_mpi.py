@@ -8,7 +8,7 @@ import json
 import pytest
 
 import tlop
-from tlop.analysis.plan import execution_plan
+from tlop.apps.plan import execution_plan
 from tlop.backends.binding import as_mapping
 from tlop.runtime.measure.launch import find_mpiexec, run_ranks
 from tlop.runtime.measure.store import read_records

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.analysis.segsearch import candidates, search_segment
+from tlop.apps.segsearch import candidates, search_segment
 
 
 def test_candidates_are_m_over_powers_of_two():

@@ -13,8 +13,10 @@ is :mod:`tlop.cli.plot_stages`.
 What it does not do: reduce anything itself (every number comes from the evaluator's record; the
 notation is built from the recorded increments and weights), explain the simplifier's derivation
 (:mod:`tlop.analysis.explain`), or explain array arguments (one point at a time).  Every stage is
-enumerated, even the identical stages of a ``sum`` the interpreter otherwise evaluates once, so
-the explanation has a size limit (:data:`MAX_EXPLAINED_ELEMENTS`).
+enumerated, even the identical stages of a ``sum`` the interpreter otherwise evaluates once and
+each repetition of ``k * stage {…}`` (:func:`unfold_repeats`; the recorded stages must cost what
+the algorithm costs, checked), so the explanation has a size limit
+(:data:`MAX_EXPLAINED_ELEMENTS`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tlop import ir
+from tlop.ir.taulop import KEYS, key_of, schedule_channels
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.units import format_size, format_time
 
 __all__ = ["Explanation", "StageView", "PhaseView", "GroupView", "explain_stages", "explanation_lines",
-           "explanation_json", "MAX_EXPLAINED_ELEMENTS"]
+           "explanation_json", "MAX_EXPLAINED_ELEMENTS", "unfold_repeats"]
 
 #: the most sends and computations (over all stages) one explanation records
 MAX_EXPLAINED_ELEMENTS = 200_000
@@ -117,18 +120,10 @@ def _xmit(tau: float, ch: str, size: float) -> str:
     return x if tau == 1 else f"{_num(tau)}‖{x}"
 
 
-def _group_label(ch: str, rule: str, placement: str, key: int) -> str:
+def _group_label(ch: str, rule: str, within: bool, key: int) -> str:
     if rule == "rank":
         return f"compute on rank {key}"
-    if rule == "dst_node":
-        return f"{ch} → node {key}"
-    if rule == "src_node":
-        return f"{ch} node {key} →"
-    if rule == "all":
-        return f"{ch} (all nodes)"
-    if placement == "within":
-        return f"{ch} node {key}"
-    return f"{ch} node {key} ↔"
+    return KEYS[rule].label(ch, within, key)  # the contention key's own label
 
 
 def _max(parts: list) -> str:
@@ -150,10 +145,8 @@ class _Recorder:
 
 
 def _rule(program, ch: str) -> tuple:
-    info = program.channel_info.get(ch)
-    placement = info.placement if info is not None else None
-    rule = (info.contention if info is not None else None) or ("node" if placement == "within" else "dst_node")
-    return rule, placement
+    """(the contention key's name, whether ``ch`` is the channel within nodes)."""
+    return key_of(program, ch).name, ch in schedule_channels(program)[0]
 
 
 def _stage_view(index, d, program, scope) -> StageView:
@@ -172,11 +165,11 @@ def _stage_view(index, d, program, scope) -> StageView:
             k = int(d.element[a]) - nsend
             members = [(int(d.comp_rank[k]), float(d.comp_cost[k]))]
             cost = float(d.group_cost[g])
-            groups.append(GroupView("compute", "rank", int(d.key[a]), _group_label("compute", "rank", "", int(d.key[a])),
+            groups.append(GroupView("compute", "rank", int(d.key[a]), _group_label("compute", "rank", False, int(d.key[a])),
                                     members, 1.0, [(1.0, 0.0, cost)], cost, format_time(cost)))
             continue
         ch = chans[c]
-        rule, placement = _rule(program, ch)
+        rule, within = _rule(program, ch)
         members = [(int(d.send_src[e]), int(d.send_dst[e]), float(d.send_size[e]), float(d.send_weight[e]))
                    for e in d.element[a:b]]
         terms = []
@@ -185,7 +178,7 @@ def _stage_view(index, d, program, scope) -> StageView:
             if inc > 0 or d.term[j] != 0:
                 terms.append((float(d.carried[j]) * d.conc, inc, float(d.term[j])))
         notation = " + ".join(_xmit(t, ch, m) for t, m, _ in terms) or "0"
-        groups.append(GroupView(ch, rule, int(d.key[a]), _group_label(ch, rule, placement, int(d.key[a])), members,
+        groups.append(GroupView(ch, rule, int(d.key[a]), _group_label(ch, rule, within, int(d.key[a])), members,
                                 float(d.carried[a]) * d.conc, terms, float(d.group_cost[g]), notation))
     phases = []
     pends = list(d.phase_start[1:]) + [len(groups)]
@@ -197,6 +190,27 @@ def _stage_view(index, d, program, scope) -> StageView:
     variables = {v: d.env[v] for v in scope if v in d.env}
     return StageView(index, {k: (int(v) if float(v).is_integer() else float(v)) for k, v in variables.items()},
                      sends, computes, phases, d.cost, notation)
+
+
+#: the index of the sum a repeated stage is unfolded into (a name no source can write)
+_REPEAT = "%repeat"
+
+
+def unfold_repeats(e: ir.Expr) -> ir.Expr:
+    """``e`` with every product ``k * S`` (or ``S * k``) whose one factor ``S`` holds a stage
+    written as ``sum %repeat in 1 .. k: S`` — the same cost for a whole ``k`` — so that an
+    evaluation with a stage recorder records each repetition (the interpreter evaluates a product
+    once and multiplies)."""
+    if not ir.has_schedule(e):
+        return e
+    if isinstance(e, ir.Bin) and e.op == "*":
+        left, right = ir.has_schedule(e.lhs), ir.has_schedule(e.rhs)
+        if left != right:
+            k, body = (e.rhs, e.lhs) if left else (e.lhs, e.rhs)
+            return ir.Reduce("sum", _REPEAT, ir.Num(1.0), k, unfold_repeats(body), span=e.span)
+    kids = ir.children(e)
+    new = tuple(unfold_repeats(k) for k in kids)
+    return e if all(a is b for a, b in zip(kids, new)) else ir.rebuild(e, new)
 
 
 def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env: dict, arguments: dict,
@@ -212,7 +226,14 @@ def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env
         raise TlopError(f"'{alg.name}' is a schedule in the {program.model} model, where it means a dataflow program "
                         f"(each send starts when its data has arrived), not stages of contention groups; tlop explain "
                         f"shows stages for τ-Lop schedules (e.g. taulop/bcast binomial)")
-    total = float(interp.eval(alg.body, env))
+    # a repeated stage (``k * stage {…}``) is recorded k times: every stage that is priced is
+    # explained (and run by a plan); the recorded evaluation must price exactly the same cost
+    total = float(Interpreter(program, profile, mapping).eval(alg.body, env))
+    recorded = float(interp.eval(unfold_repeats(alg.body), env))
+    if not (recorded == total or abs(recorded - total) <= 1e-9 * max(abs(total), abs(recorded))):
+        raise TlopError(f"'{alg.name}': its stages cannot be listed one by one at this point (a stage repeated a "
+                        f"number of times that is not a whole number?): listed they cost {recorded:.6g} s, "
+                        f"the algorithm {total:.6g} s")
     P = int(env[ir.RANKS])
     scopes = _stage_variables(alg.body)
     stages = [_stage_view(i, d, program, scopes.get(id(d.stage), ())) for i, d in enumerate(rec.details, 1)]

@@ -146,7 +146,7 @@ def count_terms(interp, count: ir.Expr, env: dict, conc):
                                                            for n in ir.walk_unique(count.body)):
         from tlop.backends.interp import MAX_TERMS
 
-        lo, hi = float(interp._eval(count.lo, env, conc)), float(interp._eval(count.hi, env, conc))
+        lo, hi = float(interp.evaluate(count.lo, env, conc)), float(interp.evaluate(count.hi, env, conc))
         if not (np.isfinite(lo) and np.isfinite(hi)) or max(abs(lo), abs(hi)) > 2.0 ** 53:
             return 0.0
         start, stop = int(np.ceil(lo)), int(np.floor(hi))
@@ -156,8 +156,8 @@ def count_terms(interp, count: ir.Expr, env: dict, conc):
             return float(stop - start + 1)
         inner = dict(env)
         inner[count.var] = np.arange(start, stop + 1, dtype=float)
-        return float(np.sum(np.broadcast_to(interp._eval(count.body, inner, conc), (stop - start + 1,))))
-    return interp._eval(count, env, conc)
+        return float(np.sum(np.broadcast_to(interp.evaluate(count.body, inner, conc), (stop - start + 1,))))
+    return interp.evaluate(count, env, conc)
 
 
 def over_budget_error(total: float, e: ir.Expr):

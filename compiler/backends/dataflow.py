@@ -65,6 +65,7 @@ import numpy as np
 from tlop import ir
 from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.backends.enumeration import StageEnumerator
+from tlop.ir.taulop import schedule_channels, send_channel
 
 __all__ = ["Dataflow", "DATAFLOW_MODELS", "DATAFLOW_FUNCTIONS", "check_composition", "holds_stage"]
 
@@ -187,18 +188,13 @@ class Dataflow(StageEnumerator):
         puts both ends on one node, its ``between nodes`` channel otherwise."""
         from tlop.backends.interp import EvalError
 
-        info = self.program.channel_info
-        found = {}
-        for kind in ("within", "between"):
-            chans = [c for c in self.program.channels if info.get(c) and info[c].placement == kind]
-            if len(chans) != 1:
-                raise EvalError(f"a schedule priced per channel needs exactly one platform channel declared "
-                                f"'{kind} node{'s' if kind == 'between' else ''}'; the platform declares "
-                                f"{len(chans)}", span)
-            found[kind] = self.program.channels.index(chans[0])
+        within, between, problem = schedule_channels(self.program)
+        if problem is not None:
+            raise EvalError(problem.replace("a schedule needs", "a schedule priced per channel needs"), span)
         mapping = self.interp.mapping
         same = np.asarray(mapping.node_of(src, P)) == np.asarray(mapping.node_of(dst, P))
-        return np.where(same, found["within"], found["between"]).astype(float)
+        chans = self.program.channels
+        return send_channel(same, chans.index(within[0]), chans.index(between[0])).astype(float)
 
     def _apply(self, name, sizes, span, channels=None):
         from tlop.backends.interp import EvalError
@@ -208,11 +204,11 @@ class Dataflow(StageEnumerator):
             v = np.empty(sizes.shape)
             for c in np.unique(channels):
                 mask = channels == c
-                v[mask] = np.broadcast_to(np.asarray(self.interp._eval(
+                v[mask] = np.broadcast_to(np.asarray(self.interp.evaluate(
                     alg.body, {alg.params[0].name: sizes[mask], alg.params[1].name: float(c)}, 1.0), dtype=float),
                     (int(mask.sum()),))
         else:
-            v = np.broadcast_to(np.asarray(self.interp._eval(alg.body, {alg.params[0].name: sizes}, 1.0),
+            v = np.broadcast_to(np.asarray(self.interp.evaluate(alg.body, {alg.params[0].name: sizes}, 1.0),
                                            dtype=float), sizes.shape)
         bad = ~(np.isfinite(v) & (v >= 0))
         if bad.any():
@@ -242,11 +238,11 @@ class Dataflow(StageEnumerator):
         if isinstance(e, ir.Stage):
             self._stage(e, env, clocks)
             return 0.0
-        if not self.interp._holds_stage(e):
-            return float(self.interp._eval(e, env, 1.0))
+        if not self.interp.holds_stage(e):
+            return float(self.interp.evaluate(e, env, 1.0))
         if isinstance(e, ir.Bin) and e.op == "*":  # a repetition (check_composition ran)
-            body, count = (e.lhs, e.rhs) if self.interp._holds_stage(e.lhs) else (e.rhs, e.lhs)
-            n = self._repetitions(float(self.interp._eval(count, env, 1.0)), count.span or e.span)
+            body, count = (e.lhs, e.rhs) if self.interp.holds_stage(e.lhs) else (e.rhs, e.lhs)
+            n = self._repetitions(float(self.interp.evaluate(count, env, 1.0)), count.span or e.span)
             extra = 0.0
             for _ in range(n):
                 extra += self._program(body, env, clocks)
@@ -254,8 +250,8 @@ class Dataflow(StageEnumerator):
         if isinstance(e, ir.Bin):  # '+' (check_composition ran)
             return self._program(e.lhs, env, clocks) + self._program(e.rhs, env, clocks)
         if isinstance(e, ir.Reduce):  # 'sum'
-            start, stop = check_reduce_bounds(e.kind, float(self.interp._eval(e.lo, env, 1.0)),
-                                              float(self.interp._eval(e.hi, env, 1.0)), e.span)
+            start, stop = check_reduce_bounds(e.kind, float(self.interp.evaluate(e.lo, env, 1.0)),
+                                              float(self.interp.evaluate(e.hi, env, 1.0)), e.span)
             inner = dict(env)
             extra = 0.0
             for i in range(start, stop + 1):
@@ -264,10 +260,10 @@ class Dataflow(StageEnumerator):
             return extra
         if isinstance(e, ir.Let):
             inner = dict(env)
-            inner.update([(name, self.interp._eval(v, env, 1.0)) for name, v in e.bindings])
+            inner.update([(name, self.interp.evaluate(v, env, 1.0)) for name, v in e.bindings])
             return self._program(e.body, inner, clocks)
         if isinstance(e, ir.Cond):
-            return self._program(e.then_ if float(self.interp._eval(e.test, env, 1.0)) != 0 else e.else_, env, clocks)
+            return self._program(e.then_ if float(self.interp.evaluate(e.test, env, 1.0)) != 0 else e.else_, env, clocks)
         check_composition(e, self.model)  # raises
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -86,7 +86,7 @@ class StageEnumerator:
 
     # ------------------------------------------------------------------ enumeration
     def _eval(self, e, env, n, conc):
-        return _lanes(self.interp._eval(e, env, conc), n)
+        return _lanes(self.interp.evaluate(e, env, conc), n)
 
     def _place(self, n, node):
         from tlop.backends.interp import EvalError
@@ -145,7 +145,7 @@ class StageEnumerator:
     def _where(self, loop, env, m, conc):
         if isinstance(loop.where, ir.Num):
             return np.full(m, loop.where.value != 0)
-        return np.broadcast_to(np.not_equal(self.interp._eval(loop.where, env, conc), 0), (m,))
+        return np.broadcast_to(np.not_equal(self.interp.evaluate(loop.where, env, conc), 0), (m,))
 
     def _par(self, loop, env, n, ph, conc, sends, computes):
         from tlop.backends.interp import EvalError

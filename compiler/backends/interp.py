@@ -198,6 +198,22 @@ class Interpreter(ExprFunctor):
 
     _eval = ExprFunctor.visit
 
+    # ------------------------------------------------------------------ the evaluation protocol
+    # what other engines (stage enumeration, dataflow pricing, the term budget) call: a
+    # sub-expression's value, a transmission's cost, whether an expression holds a stage
+    def evaluate(self, e: ir.Expr, env: Mapping[str, Any], conc=1.0):
+        """The value of sub-expression ``e`` (scalars or numpy arrays in ``env``), without the
+        top-level checks of :meth:`eval` (composition, term budget)."""
+        return self._eval(e, env, conc)
+
+    def transmit(self, name: str, channel: str, size, conc, span=None):
+        """``conc ‖ name[channel](size)``: the transmission's variant on ``channel``, checked size."""
+        return self._transmit(name, channel, size, conc, span)
+
+    def holds_stage(self, e: ir.Expr) -> bool:
+        """Whether ``e`` contains a schedule stage."""
+        return self._holds_stage(e)
+
     def _check_budget(self, e, env, conc) -> None:
         """The whole evaluation runs at most :data:`MAX_TERMS` reduction terms per point,
         counted before it starts (:mod:`tlop.backends.budget`)."""

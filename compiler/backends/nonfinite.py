@@ -169,7 +169,7 @@ def explain_nonfinite(program: ir.Program, profile, expr: ir.Expr, env: Mapping[
     tracer = _Tracer(program, profile, mapping)
     try:
         with np.errstate(all="ignore"):
-            value = tracer._eval(expr, dict(env), 1.0)
+            value = tracer.evaluate(expr, dict(env), 1.0)
     except TlopError:
         return None, None
     if _finite(value):

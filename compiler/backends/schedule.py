@@ -18,12 +18,8 @@ arguments), for the reference interpreter, in two steps.
    :func:`tlop.backends.schedule_count.count_reduce`, which counts instead of sorting and is
    property-tested against it.
 
-Contention keys: ``node`` (all transfers inside one node; on a channel between nodes it counts a
-transfer in the groups of both its nodes, like ``either``), ``dst_node``, ``src_node``, and
-``either`` (the transfer is a member of the group of its source node and of the group of its
-destination node; the phase's maximum then takes the larger of the two), and ``all`` (one group
-per channel and phase, whatever the nodes: the channel as one shared resource, as 000 prices
-SUMMA and the 2D wave).
+Channels and contention keys are those of :mod:`tlop.ir.taulop.contention` (the one table every
+engine reads): this module applies them to numpy arrays of nodes.
 
 **Recording.**  An evaluator made with a ``recorder`` (a callable) passes it, for every stage it
 evaluates, a :class:`StageDetail`: the sends and computations, every member of every contention
@@ -47,7 +43,8 @@ import numpy as np
 
 from tlop import ir
 from tlop.backends.enumeration import MAX_ELEMENTS, StageEnumerator
-from tlop.ir.taulop import NumericGroups, reduce_groups
+from tlop.ir.taulop import NUMPY_OPS, NumericGroups, key_of, phase_sum, reduce_groups, schedule_channels, \
+    send_channel
 
 __all__ = ["StageEvaluator", "StageDetail", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
 
@@ -113,9 +110,7 @@ class StageEvaluator(StageEnumerator):
         #: always gets the oracle's reduction.
         self.reduction = reduction
         self.recorder = recorder
-        info = self.program.channel_info
-        self.within = [c for c in self.program.channels if info.get(c) and info[c].placement == "within"]
-        self.between = [c for c in self.program.channels if info.get(c) and info[c].placement == "between"]
+        self.within, self.between, self._channel_problem = schedule_channels(self.program)
 
     # ------------------------------------------------------------------ entry
     def cost(self, stage: ir.Stage, env: dict, conc) -> float:
@@ -131,11 +126,8 @@ class StageEvaluator(StageEnumerator):
     def _channels(self, stage):
         from tlop.backends.interp import EvalError
 
-        for kind, found in (("within node", self.within), ("between nodes", self.between)):
-            if len(found) != 1:
-                what = "no channel" if not found else f"{len(found)} channels ({', '.join(found)})"
-                raise EvalError(f"a schedule needs exactly one platform channel declared '{kind}'; the platform "
-                                f"declares {what} (e.g. 'channel shm within node contention node')", stage.span)
+        if self._channel_problem is not None:
+            raise EvalError(self._channel_problem, stage.span)
         return self.within[0], self.between[0]
 
     # ------------------------------------------------------------------ reduction
@@ -158,7 +150,6 @@ class StageEvaluator(StageEnumerator):
         ``channel`` is −1 and whose ``size`` holds its cost."""
         chans = self.program.channels
         nch = len(chans)
-        info = self.program.channel_info
         rows = []  # (phase, code, key, size, weight, channel, order) per member
         order = 0
         if sends:
@@ -172,22 +163,15 @@ class StageEvaluator(StageEnumerator):
             dn = np.asarray(mapping.node_of(dst, P), dtype=np.int64)
             same = sn == dn
             ci, cx = chans.index(intra), chans.index(inter)
-            ch = np.where(same, ci, cx)
+            ch = send_channel(same, ci, cx)
             seqno = np.arange(len(size))
             for c, name in ((ci, intra), (cx, inter)):
                 sel = np.flatnonzero(ch == c)
                 if not len(sel):
                     continue
-                rule = info[name].contention or ("node" if name == intra else "dst_node")
-                if rule == "dst_node":
-                    keys = [(sel, dn[sel])]
-                elif rule == "src_node":
-                    keys = [(sel, sn[sel])]
-                elif rule == "all":  # one group: every transfer on the channel, wherever it runs
-                    keys = [(sel, np.zeros(len(sel), dtype=np.int64))]
-                else:  # node / either: the group of the source node, and of the destination node
-                    two = sel[sn[sel] != dn[sel]]
-                    keys = [(sel, sn[sel]), (two, dn[two])]
+                # the groups the channel's contention key puts each send in (one or two)
+                keys = [(sel, np.asarray(k, dtype=np.int64))
+                        for k in key_of(self.program, name).groups(sn[sel], dn[sel], c == ci, NUMPY_OPS)]
                 for members, key in keys:
                     if len(members):
                         rows.append((ph[members], np.full(len(members), c), key, size[members], weight[members],
@@ -222,7 +206,7 @@ class StageEvaluator(StageEnumerator):
             out[comp] = size[idx[comp]]  # a computation costs what it costs
             for c in np.unique(channel[idx[~comp]]):
                 sel = np.flatnonzero((channel[idx] == c) & ~comp)
-                out[sel] = self.interp._transmit(SEND_TRANSMISSION, chans[int(c)], d[sel],
+                out[sel] = self.interp.transmit(SEND_TRANSMISSION, chans[int(c)], d[sel],
                                                  np.multiply(carried[sel], conc), stage.span)
             return out
 
@@ -244,9 +228,9 @@ class StageEvaluator(StageEnumerator):
         if sends:
             same = np.asarray(self.interp.mapping.node_of(src, P)) == np.asarray(self.interp.mapping.node_of(dst, P))
             intra, inter = self._channels(stage)
-            send_channel = np.where(same, chans.index(intra), chans.index(inter))
+            send_chan = send_channel(same, chans.index(intra), chans.index(inter))
         else:
-            send_channel = np.zeros(0, dtype=np.int64)
+            send_chan = np.zeros(0, dtype=np.int64)
         empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
         if reduced is None:
             phase = channel = key = element = group_start = phase_start = empty_i
@@ -261,7 +245,7 @@ class StageEvaluator(StageEnumerator):
         self.recorder(StageDetail(
             stage=stage, env=dict(env or {}), conc=float(conc), P=P, channels=tuple(chans),
             send_phase=cat(sends, "phase", np.int64), send_src=src, send_dst=dst, send_size=cat(sends, "c"),
-            send_weight=cat(sends, "d"), send_channel=send_channel,
+            send_weight=cat(sends, "d"), send_channel=send_chan,
             comp_phase=cat(computes, "phase", np.int64), comp_rank=cat(computes, "a", np.int64),
             comp_cost=cat(computes, "b"), phase=phase, channel=channel, key=key, size=size, weight=weight,
             element=element, carried=carried, prev=np.maximum(prev, 0.0), term=term, group_start=group_start,
@@ -269,18 +253,8 @@ class StageEvaluator(StageEnumerator):
             cost=0.0 if reduced is None else float(total)))
 
 
-def phase_total(gphase, gsum) -> float:
-    """A stage's cost from its groups' phases (non-decreasing) and sums: A3, the maximum over
-    the groups of each phase, then the phases one after another."""
-    if not len(gsum):
-        return 0.0
-    new_phase = np.ones(len(gphase), dtype=bool)
-    new_phase[1:] = gphase[1:] != gphase[:-1]
-    maxima = np.maximum.reduceat(gsum, np.flatnonzero(new_phase))
-    total = 0.0
-    for v in maxima.tolist():  # in phase order, one after another
-        total += v
-    return total
+#: a stage's cost from its groups' phases and sums (A3 then the phases in order): the one rule's
+phase_total = phase_sum
 
 
 class _WithFixed(NumericGroups):

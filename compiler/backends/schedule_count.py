@@ -9,15 +9,16 @@ then :func:`~tlop.backends.schedule.phase_total`) does, but by counting instead 
   is small (``numpy.bincount`` over it), else by ``numpy.unique``;
 * per group, ``bincount`` gives the total weight ``W`` and, for computations, the sum of costs;
 * a group whose sends all have the same size ``m`` — the common case: a ring, a tree, every
-  collective sending one block — reduces under A2 to the single term ``W ‖ T^c(m)`` (its first
-  member carries every weight, the others add a zero increment), or 0 when ``m = 0``.  Equal
+  collective sending one block — is merged into one member of weight ``W`` (a pre-pass: under
+  A2 its first member carries every weight, the others add a zero increment), and the merged
+  members go through the one rule, :func:`tlop.ir.taulop.reduce_groups` (``W ‖ T^c(m)``, or 0
+  when ``m = 0``).  Equal
   sizes are found by one global comparison when every send of the stage has the same size, else
   by per-group minimum and maximum;
 * each distinct transmission (channel, m, W) is evaluated once, in one array call per channel;
 * only the groups with unequal sizes go through the oracle's sort, restricted to their members.
 
-The phases' maxima and their sum are :func:`~tlop.backends.schedule.phase_total`, shared with the
-oracle.  ``tests/test_schedule_count.py`` checks this path against the oracle on generated
+The phases' maxima and their sum are :func:`tlop.ir.taulop.phase_sum`, shared with the oracle.  ``tests/test_schedule_count.py`` checks this path against the oracle on generated
 schedules (shifts, xor partners, trees, unequal sizes, weights, computations, the three kinds of
 mapping and every contention key) to 1e-12 relative, errors included.
 
@@ -29,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tlop.backends.schedule import SEND_TRANSMISSION, phase_total
+from tlop.backends.schedule import SEND_TRANSMISSION
+from tlop.ir.taulop import NumericGroups, phase_sum, reduce_groups
 
 __all__ = ["count_reduce"]
 
@@ -53,6 +55,20 @@ def _group_ids(phase, code, key, ncodes):
         return dense[raw], len(live), live // (ncodes * K), (live // K) % ncodes
     live, gid = np.unique(raw, return_inverse=True)
     return gid, len(live), live // (ncodes * K), (live // K) % ncodes
+
+
+def _distinct_transmit(ev, stage, channel: str, conc):
+    """``transmit(idx, carried, d)`` for :class:`~tlop.ir.taulop.NumericGroups` on ``channel``:
+    ``carried ‖ T^channel(d)`` evaluated once per distinct (d, carried) pair."""
+    def transmit(idx, w, m):
+        if m.min() == m.max() and w.min() == w.max():
+            v = ev.interp.transmit(SEND_TRANSMISSION, channel, float(m[0]), np.multiply(float(w[0]), conc), stage.span)
+            return np.broadcast_to(np.asarray(v, dtype=float), (len(m),))
+        pairs, back = np.unique(np.stack([m, w]), axis=1, return_inverse=True)
+        v = ev.interp.transmit(SEND_TRANSMISSION, channel, pairs[0], np.multiply(pairs[1], conc), stage.span)
+        return np.broadcast_to(v, (pairs.shape[1],))[back.ravel()]
+
+    return transmit
 
 
 def count_reduce(ev, stage, rows, conc) -> float:
@@ -82,20 +98,13 @@ def count_reduce(ev, stage, rows, conc) -> float:
         np.maximum.at(gmax, gid[send_members], s)
         uniform = is_send & (gmin == gmax)
         gsize = gmin
-    # uniform groups: W ‖ T^c(m), one evaluation per distinct (channel, m, W)
+    # uniform groups: merged into one member each (size m, weight W), then the one rule, whose A2
+    # gives W ‖ T^c(m) (0 when m = 0); one evaluation per distinct (channel, m, W)
     for c in np.unique(gcode[uniform]).tolist():
-        sel = np.flatnonzero(uniform & (gcode == c) & (gsize > 0))
-        if not len(sel):
-            continue
-        m, w = gsize[sel], wsum[sel]
-        if m.min() == m.max() and w.min() == w.max():
-            v = ev.interp._transmit(SEND_TRANSMISSION, chans[c], float(m[0]), np.multiply(float(w[0]), conc),
-                                    stage.span)
-            gsum[sel] = v
-        else:
-            pairs, back = np.unique(np.stack([m, w]), axis=1, return_inverse=True)
-            v = ev.interp._transmit(SEND_TRANSMISSION, chans[c], pairs[0], np.multiply(pairs[1], conc), stage.span)
-            gsum[sel] = np.broadcast_to(v, (pairs.shape[1],))[back.ravel()]
+        sel = np.flatnonzero(uniform & (gcode == c))
+        k = np.arange(len(sel))
+        merged = NumericGroups(gsize[sel], wsum[sel], k, k, _distinct_transmit(ev, stage, chans[c], conc))
+        gsum[sel] = reduce_groups(merged)
     # groups of unequal sizes: the oracle's reduction on their members only
     rest = is_send & ~uniform
     if rest.any():
@@ -104,4 +113,4 @@ def count_reduce(ev, stage, rows, conc) -> float:
         _, sums = ev.sorted_group_sums(stage, sub, conc)
         # the oracle's groups come in (phase, code, key) order, as the group numbers do
         gsum[np.flatnonzero(rest)] = sums
-    return phase_total(gphase, gsum)
+    return phase_sum(gphase, gsum)

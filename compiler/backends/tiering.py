@@ -23,6 +23,9 @@ all plain ``int`` or ``float`` values, and only when the JIT compiles the algori
 else — an array, a string with a unit, ``invalid="nan"``, LogGP/pLogP schedules, a missing
 llvmlite — stays with the interpreter.
 
+A profile given as a name or path string is keyed by its file's *content* (sha256, re-read when
+the file's stat signature changes), not by the string: an edited file is recompiled for.
+
 What it does not do: decide anything for the command line (:func:`tlop.cli.common._engine`
 asks the same policy), or keep entries for profiles and mappings no longer used (at most
 :data:`MAX_ENTRIES` per module, then it starts over).
@@ -30,7 +33,10 @@ asks the same policy), or keep entries for profiles and mappings no longer used 
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
+from pathlib import Path
 from typing import Any, Optional
 
 from tlop import ir
@@ -41,6 +47,47 @@ __all__ = ["NativeTier", "Entry", "MAX_ENTRIES"]
 #: entries kept per module
 MAX_ENTRIES = 64
 _SCALARS = (float, int)
+
+
+#: resolved profile file -> (stat signature, sha256 of its content)
+_DIGESTS: dict = {}
+
+
+def _profile_file(spec: str) -> Optional[Path]:
+    """The file a profile given by name or path is read from (as
+    :func:`tlop.runtime.profile.load_profile` resolves it), or None."""
+    from tlop.runtime.profile import _bundled_dir, bundled_profiles
+
+    path = Path(spec)
+    if path.is_file():
+        return path
+    bundled = bundled_profiles()
+    if spec in bundled:
+        return Path(bundled[spec])
+    example = _bundled_dir() / "examples" / f"{spec[len('examples/'):]}.json"
+    return example if spec.startswith("examples/") and example.is_file() else None
+
+
+def _content_key(profile) -> tuple:
+    """The key of a profile given as a name or path: the sha256 of the file's content (re-hashed
+    whenever the file's inode, size, modification or change time differs), so that a changed
+    file is never answered with code compiled for its old tables."""
+    spec = os.fspath(profile)
+    path = _profile_file(spec) if isinstance(spec, str) else None
+    if path is None:
+        return ("unresolved", spec)  # the interpreter reports the error
+    try:
+        st = path.stat()
+        sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        got = _DIGESTS.get(str(path))
+        if got is None or got[0] != sig:
+            got = (sig, hashlib.sha256(path.read_bytes()).hexdigest())
+            if len(_DIGESTS) > 256:
+                _DIGESTS.clear()
+            _DIGESTS[str(path)] = got
+    except OSError:
+        return ("unresolved", spec)
+    return ("content", got[1])
 
 
 class Entry:
@@ -69,8 +116,10 @@ class NativeTier:
 
     # ------------------------------------------------------------------ keys
     def _profile_key(self, profile):
-        if profile is None or isinstance(profile, str):
+        if profile is None:
             return profile
+        if isinstance(profile, (str, os.PathLike)):
+            return _content_key(profile)  # a name or path: the file's content, not the string
         got = self._digests.get(id(profile))
         if got is None or got[0] is not profile:
             fp = getattr(profile, "fingerprint", None)
@@ -93,7 +142,8 @@ class NativeTier:
     def entry(self, alg: ir.Algorithm, profile, mapping) -> Entry:
         """The entry of this call (the last one when the same objects come again)."""
         last = self._last
-        if last is not None and last.alg is alg and last.profile is profile and last.mapping is mapping:
+        if last is not None and last.alg is alg and last.profile is profile and last.mapping is mapping \
+                and not isinstance(profile, (str, os.PathLike)):
             return last
         key = (alg.name, self._profile_key(profile), self._mapping_key(mapping))
         e = self._entries.get(key)

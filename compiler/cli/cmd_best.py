@@ -19,7 +19,7 @@ def _best_candidates(args, prof, raw):
     ``--only``, else each FILE's own algorithms (every algorithm in its scope when it declares
     none, e.g. a file that only imports modules) — as ``(label, handle)``, and ``(label,
     reason)`` for each one left out."""
-    modules = [(f, _load(f)) for f in args.files]
+    modules = [(f, _load(f, args)) for f in args.files]
     picked = []  # (file, module, name)
     if args.algorithms:
         for name in args.algorithms:

@@ -14,7 +14,7 @@ from tlop.cli.common import _engine, _load, _mapping, _point, _profile
 
 
 def cmd_eval(args) -> int:
-    m = _load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     env = h.bind(_point(args, h, args.assignments), strings=True)
     prof = _profile(args)

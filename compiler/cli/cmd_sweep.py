@@ -138,7 +138,7 @@ def cmd_sweep(args) -> int:
 
 
 def _sweep(args) -> int:
-    m = _load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     prof = _profile(args)
     raw = _assignments(args.assignments)

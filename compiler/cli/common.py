@@ -19,11 +19,24 @@ from tlop.cli import format as fmt
 from tlop.cli.table import LONG_TABLE, print_table
 
 
-def _load(name):
+def _load(name, args=None):
+    """The module ``name``; a model-neutral one (``stdlib/coll``) loaded for ``--model`` or, without
+    it, for the model of ``--profile`` (:func:`tlop.runtime.profile.default_model`)."""
     from tlop.api import load
     from tlop.frontend.limits import keep_alive
 
     module = load(name)
+    if module.model_neutral and args is not None and hasattr(args, "profile"):
+        model = getattr(args, "model", None)
+        if model is None:
+            from tlop.runtime.profile import default_model
+
+            model = default_model(_profile(args))
+        module = module.for_model(model)
+    elif getattr(args, "model", None) is not None and not module.model_neutral:
+        raise TlopError(f"--model {args.model}: {printable(str(name))} is not model-neutral (it imports its model's "
+                        f"platform itself); --model chooses the model of a module that imports \"@model/platform.tlop\", "
+                        f"such as coll/bcast")
     keep_alive(module)  # freed by the process's exit, not object by object when the command returns
     return module
 
@@ -169,7 +182,8 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
             ev = None  # ``auto`` chose the JIT and it refuses: the interpreter evaluates
             args._engine_choice = engine_policy.Choice("interp", "the JIT refuses it")
         if ev is not None:
-            return "jit", lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env)
+            return "jit", _fits(profile, mapping if handle.ir.over is not None else None,
+                                lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env))
     from tlop.backends.interp import Interpreter
 
     from tlop.backends.nonfinite import check_finite
@@ -181,7 +195,21 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
         return check_finite(interp.eval(handle.ir.body, bound), handle.name, handle.module.program,
                             profile, handle.ir.body, bound, mapping=mapping)
 
-    return "interp", run
+    return "interp", _fits(profile, mapping if handle.ir.over is not None else None, run)
+
+
+def _fits(profile, mapping, run):
+    """``run`` that first warns when ``mapping`` needs more than the machine ``profile``
+    describes (:mod:`tlop.runtime.machine`, once per mapping in one command)."""
+    if mapping is None:
+        return run
+    from tlop.runtime.machine import check_fits
+
+    def checked(env):
+        check_fits(profile, mapping, env.get("P"))
+        return run(env)
+
+    return checked
 
 
 def _largest_point(handle, axes: dict, extra: dict = None):
@@ -350,6 +378,9 @@ _print_table = print_table
 
 def _add_profile_options(p):
     p.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    p.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's first: "
+                        "taulop when it has tau-Lop tables)")
     p.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),

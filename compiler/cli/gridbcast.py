@@ -47,7 +47,7 @@ def parse_counts(text: str) -> list:
         raise TlopError(f"--clusters {text}: expected A..B, A..B:+STEP or a list A,B,C of integers") from None
     if not out or min(out) < 2:
         raise TlopError(f"--clusters {text}: every cluster count must be at least 2")
-    from tlop.analysis.gridcast.simulate import MAX_CLUSTERS
+    from tlop.apps.gridcast.simulate import MAX_CLUSTERS
 
     if max(out) > MAX_CLUSTERS:
         raise TlopError(f"--clusters {text}: at most {MAX_CLUSTERS} clusters (each run holds several "
@@ -73,7 +73,7 @@ def read_matrix(path: str):
         except ValueError:
             raise TlopError(f"{path}:{n}: expected numbers separated by spaces or commas") from None
         if any(v < 0 for v in rows[-1]):
-            from tlop.analysis.gridcast.description import GridError
+            from tlop.apps.gridcast.description import GridError
 
             raise GridError(f"{path}:{n}: a latency is >= 0 (or '-' for a missing edge); got "
                             f"{min(rows[-1]):g}")
@@ -106,7 +106,7 @@ def add_arguments(p) -> None:
 
 
 def _matrix(args):
-    from tlop.analysis.gridcast.clustering import table4_latency_matrix
+    from tlop.apps.gridcast.clustering import table4_latency_matrix
 
     if args.matrix:
         return read_matrix(args.matrix), "the matrix of " + args.matrix
@@ -114,7 +114,7 @@ def _matrix(args):
 
 
 def _subnets(args):
-    from tlop.analysis.gridcast.clustering import lowekamp
+    from tlop.apps.gridcast.clustering import lowekamp
 
     if args.rho < 0:
         raise TlopError(f"--rho {args.rho}: must be >= 0")
@@ -157,8 +157,8 @@ def _matrix_problem(args, m):
     profile's g(m) on every link and T_j on that profile."""
     import numpy as np
 
-    from tlop.analysis.gridcast import Problem
-    from tlop.analysis.gridcast.problem import intra_cluster_times
+    from tlop.apps.gridcast import Problem
+    from tlop.apps.gridcast.problem import intra_cluster_times
     from tlop.api import load
     from tlop.runtime.profile import load_profile
     from tlop.runtime.units import format_time
@@ -178,7 +178,7 @@ def _matrix_problem(args, m):
             if a != b:
                 between = w[np.ix_(subnets[a], subnets[b])]
                 if not np.isfinite(between).any():
-                    from tlop.analysis.gridcast.description import GridError
+                    from tlop.apps.gridcast.description import GridError
 
                     raise GridError(f"{what}: no latency between subnet {a} and subnet {b} (every edge between "
                                     f"them is missing); the inter-cluster problem needs one")
@@ -194,7 +194,7 @@ def _matrix_problem(args, m):
 
 def _grid_problem(args, m):
     """The problem of a grid description: every link's own g_ij(m) and L_ij, every subnet's T_j."""
-    from tlop.analysis.gridcast.description import grid_problem, read_grid
+    from tlop.apps.gridcast.description import grid_problem, read_grid
 
     given = [o for o, v in (("--matrix", args.matrix), ("--rho", args.rho), ("--profile", args.profile)) if v is not None]
     if given:
@@ -207,8 +207,8 @@ def _grid_problem(args, m):
 
 
 def _schedule(args) -> int:
-    from tlop.analysis.gridcast import HEURISTICS, schedule
-    from tlop.analysis.gridcast.pricing import schedule_program
+    from tlop.apps.gridcast import HEURISTICS, schedule
+    from tlop.apps.gridcast.pricing import schedule_program
     from tlop.api import loads
     from tlop.runtime.mapping import sequential
     from tlop.runtime.profile import profile_from_dict
@@ -286,8 +286,8 @@ def build_figure(counts, means: dict, runs: int):
 
 
 def _simulate(args) -> int:
-    from tlop.analysis.gridcast import HEURISTICS
-    from tlop.analysis.gridcast.simulate import simulate
+    from tlop.apps.gridcast import HEURISTICS
+    from tlop.apps.gridcast.simulate import simulate
     from tlop.cli.plot_stages import check_target, have_matplotlib
     from tlop.cli.table import print_table
 

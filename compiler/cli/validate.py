@@ -127,7 +127,7 @@ def _cells(args, targets, ranges, profile, family="mpich"):
     """(cells, jobs): every (target, P, m) with its plan and prediction; jobs by (P, forcing):
     the schedule runs (no forcing) and, with ``--library``, the library's own collective with
     the matching algorithm forced."""
-    from tlop.analysis.plan import execution_plan
+    from tlop.apps.plan import execution_plan
     from tlop.api import load
     from tlop.backends.binding import as_mapping
     from tlop.cli.ranges import parse_range

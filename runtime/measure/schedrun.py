@@ -1,8 +1,8 @@
 """Run a τ-Lop schedule for real with mpi4py, and time it as ``tlop measure`` times benchmarks.
 
-What it does: :func:`schedule_kernel` turns an execution plan (:mod:`tlop.analysis.plan`, as
+What it does: :func:`schedule_kernel` turns an execution plan (:mod:`tlop.apps.plan`, as
 JSON) into a timed kernel on an MPI communicator of P ranks.  Each rank executes its own part
-(:func:`tlop.analysis.plan.rank_program`): stage after stage and phase after phase it starts its
+(:func:`tlop.apps.plan.rank_program`): stage after stage and phase after phase it starts its
 non-blocking sends and receives of the phase at once, waits for them, then combines the bytes of
 its reductions for real (``numpy.add`` over the received bytes as float64, into an accumulator).
 Every buffer is allocated and touched before timing; each rank's receives of one phase land in
@@ -23,7 +23,7 @@ A cell may carry a ``paired`` cell: the MPI library's own collective with the sa
 (forced by the launch's environment), timed over the same moments as the schedule
 (:func:`.engine.adaptive_pair`, alternating short batches), each stored as a record of its own.
 
-What it does not do: make plans (the compiler does, :mod:`tlop.analysis.plan`), predict, or
+What it does not do: make plans (the compiler does, :mod:`tlop.apps.plan`), predict, or
 import the compiler (a rank needs numpy and mpi4py only, besides this package's runtime).
 """
 
@@ -44,7 +44,7 @@ TAG = 4242
 
 
 def _program(plan: dict, rank: int) -> list:
-    """The rank's phases (as :func:`tlop.analysis.plan.rank_program`, on the JSON plan)."""
+    """The rank's phases (as :func:`tlop.apps.plan.rank_program`, on the JSON plan)."""
     out = []
     for st in plan["stages"]:
         for ph in st:

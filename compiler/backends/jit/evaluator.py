@@ -53,6 +53,7 @@ from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, check_compilab
 from tlop.backends.jit.engine import engine
 from tlop.backends.jit.pywrap import NativeCall
 from tlop.backends.jit.tables import ProfileLayout
+from tlop.lower.schedules import lower_schedule
 
 __all__ = ["compile_algorithm", "Evaluator", "CompileStats", "is_cached"]
 
@@ -71,8 +72,10 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "schedgen.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
+        for name in ("codegen.py", "schedgen.py", "schedreduce.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
             h.update((here / name).read_bytes())
+        for path in sorted((here.parent.parent / "ir" / "taulop").glob("*.py")):  # the schedule semantics
+            h.update(path.read_bytes())
         _SOURCE_HASH = h.hexdigest()
     return _SOURCE_HASH
 
@@ -108,39 +111,14 @@ def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
                  sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
 
 
-_CLOSED: dict = {}  # (id(program), algorithm name, mapping kind) -> (program, algorithm, closed algorithm, q)
-_CLOSED_LOCK = threading.Lock()
-
-
 def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]):
-    """``(algorithm, q)``: for a schedule under a sequential or round-robin mapping whose closed
-    form the registered provider derives (:mod:`tlop.backends.closedforms`: the API registers
-    :mod:`tlop.analysis.closedform`), ``alg`` with the body ``if conditions then
-    closed form else schedule`` and the name of its ranks-per-node variable — the JIT compiles
-    that, so a stage it covers costs a few table lookups, not an enumeration; else ``(alg,
-    None)``.  Derived once per process and algorithm (it simplifies: up to a second)."""
-    from tlop.backends.closedforms import KINDS, provider
-
-    derive = provider()
-    if kind not in KINDS or alg.over is None or derive is None:
-        return alg, None
-    key = (id(program), alg.name, kind)
-    got = _CLOSED.get(key)
-    if got is None or got[0] is not program or got[1] is not alg:
-        try:
-            d = derive(program, alg, kind)
-            body = None
-            if d.ok:
-                body = d.expr if isinstance(d.conditions, tir.Num) and d.conditions.value else \
-                    tir.Cond(d.conditions, d.expr, alg.body, ty=alg.body.ty)
-        except Exception:  # noqa: BLE001 - a closed form that cannot be derived is just not used
-            body = None
-        closed = (tir.Algorithm(alg.name, alg.params, body, alg.doc, alg.model, over=alg.over, requires=alg.requires)
-                  if body is not None else None)
-        got = (program, alg, closed, d.q if body is not None else None)
-        with _CLOSED_LOCK:
-            _CLOSED[key] = got
-    return (got[2], got[3]) if got[2] is not None else (alg, None)
+    """``(algorithm, q)``: the lowered algorithm this evaluator compiles
+    (:func:`tlop.lower.schedules.lower_schedule`): for a schedule under a sequential or
+    round-robin mapping with a closed form, ``if conditions then closed form else schedule`` and
+    the name of its ranks-per-node variable — a stage it covers costs a few table lookups, not an
+    enumeration; else ``(alg, None)`` (the reason is on the lowering, and in debug output)."""
+    low = lower_schedule(program, alg, kind)
+    return low.algorithm, low.q
 
 
 def _code_key(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
@@ -315,7 +293,9 @@ class Evaluator(functools.partial):
         self.mapping = mapping
         self._mapping_kind = mapping.kind if mapping is not None else None
         #: the algorithm the code is generated from: ``alg``, or its closed form over the mapping
-        self._code_alg, self._closed_q = closed_variant(program, alg, self._mapping_kind if closed_forms else None)
+        #: the lowering (:mod:`tlop.lower.schedules`): why there is no closed form, when there is none
+        self.lowering = lower_schedule(program, alg, self._mapping_kind if closed_forms else None)
+        self._code_alg, self._closed_q = self.lowering.algorithm, self.lowering.q
         self.name = alg.name
         self.params = alg.params
         self._infos = infos

@@ -16,14 +16,15 @@ the two agree to 1e-12, errors included):
 2. **Grouping.**  The mapping (its kind is compiled in; Q, the node count and a layout's table
    are run-time data, see :data:`MAP_WORDS`) gives each end's node; a send within a node takes
    the platform's ``within node`` channel, any other its ``between nodes`` channel, and joins the
-   contention group (phase, channel, node named by the channel's ``contention`` key; two groups
-   for ``node``/``either`` between nodes, key 0 for ``all``: one group per channel); a computation is its own group per (phase, rank).  A
+   contention groups (phase, channel, key) its channel's ``contention`` key names — the one table
+   of :mod:`tlop.ir.taulop.contention`, applied to LLVM values; a computation is its own group per (phase, rank).  A
    group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
    of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
    computation cost); runs are then merged per group — through a dense table when the key space
    is small compared to the number of runs, else by sorting the runs (``qsort``) — in (phase,
    code, key) order.
-3. **Reduction.**  A group whose sends all have one size m costs ``W ‖ T^c(m)`` (W its weight
+3. **Reduction** (:mod:`tlop.backends.jit.schedreduce`: the one rule on LLVM).  A group whose
+   sends all have one size m costs ``W ‖ T^c(m)`` (W its weight
    sum; 0 when m = 0), with the last value per channel remembered (the ring's 1,024 groups need
    two transmissions); a computation group costs the sum of its computations.  A stage that had
    a group of several sizes the last time it ran (a byte per stage site in the module) also
@@ -54,8 +55,10 @@ from llvmlite import ir
 from tlop import ir as tir
 from tlop.backends.enumeration import MAX_ELEMENTS
 from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS
+from tlop.ir.taulop import key_of, schedule_channels
 from tlop.runtime.mapping import MAX_RANKS
 
+from tlop.backends.jit.schedreduce import _MEMBER, _MEMBER_BYTES, _RUN, _RUN_BYTES, StageReduction
 from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
 
 __all__ = ["StageGen", "MAP_WORDS", "MAPPING_KINDS"]
@@ -66,13 +69,6 @@ __all__ = ["StageGen", "MAP_WORDS", "MAPPING_KINDS"]
 MAP_WORDS = 4
 MAPPING_KINDS = ("sequential", "round_robin", "layout")
 _PTR = I8.as_pointer()
-_RUN = ir.LiteralStructType([I64, F64, F64, F64, F64])  # packed group, weight sum, min, max, cost
-_RUN_BYTES = 40
-_MEMBER = ir.LiteralStructType([I64, F64, F64, I64])  # packed group, size (cost), weight, order
-_MEMBER_BYTES = 32
-_DENSE = ir.LiteralStructType([F64, F64, F64, F64, F64])  # used, weight sum, min, max, cost
-_DENSE_BYTES = 40
-_DENSE_FACTOR, _DENSE_MIN = 4, 4096
 #: members recorded during the first enumeration of a stage: initial buffer, and the most kept
 #: (beyond it, a stage with groups of several sizes is enumerated a second time)
 _REC_INIT, _REC_CAP = 64, 1 << 16
@@ -92,11 +88,24 @@ def _declare(module: ir.Module, name: str, ret, args):
     return fn
 
 
+class _LlvmKeyOps:
+    """:class:`tlop.ir.taulop.KeyOps` on LLVM i64 node numbers."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def const(self, like, value):
+        return _c(value)
+
+    def floordiv(self, x, k):
+        return self.b.sdiv(x, _c(k))  # node numbers are >= 0: truncation is floor
+
+
 class _State:
     """The allocas of one stage's code (created in the function's entry block)."""
 
 
-class StageGen:
+class StageGen(StageReduction):
     """Emits stages and ``node(…)`` for one :class:`~tlop.backends.jit.codegen.CodeGen`."""
 
     def __init__(self, cg):
@@ -104,15 +113,14 @@ class StageGen:
         self.program = cg.program
         self.module = cg.module
         self.kind = cg.mapping_kind
-        info = self.program.channel_info
         chans = self.program.channels
-        within = [c for c in chans if info.get(c) and info[c].placement == "within"]
-        between = [c for c in chans if info.get(c) and info[c].placement == "between"]
-        self.channels_ok = len(within) == 1 and len(between) == 1
+        within, between, problem = schedule_channels(self.program)
+        self.channels_ok = problem is None
         if self.channels_ok:
             self.ci, self.cx = chans.index(within[0]), chans.index(between[0])
-            self.rule_i = info[within[0]].contention or "node"
-            self.rule_x = info[between[0]].contention or "dst_node"
+            # the contention keys of the two channels (the one table, on LLVM values)
+            self.key_i = key_of(self.program, within[0])
+            self.key_x = key_of(self.program, between[0])
         self.nch = len(chans)
         self.ncodes = self.nch + 1  # the channels, then computations
         m = self.module
@@ -483,20 +491,16 @@ class StageGen:
                 if not self.channels_ok:
                     return
                 sn, dn = self.node_of(src, s.d), self.node_of(dst, s.d)
+                # the channel of the send (tlop.ir.taulop.send_channel), as a branch; then the
+                # groups its contention key puts it in
+                ops = _LlvmKeyOps(b)
                 with b.if_else(b.icmp_signed("==", sn, dn)) as (same, other):
                     with same:
-                        key = _c(0) if self.rule_i == "all" else dn if self.rule_i == "dst_node" else sn
-                        self._member(ph, self.ci, key, size, w, None, s)
+                        for key in self.key_i.groups(sn, dn, True, ops):
+                            self._member(ph, self.ci, key, size, w, None, s)
                     with other:
-                        if self.rule_x == "dst_node":
-                            self._member(ph, self.cx, dn, size, w, None, s)
-                        elif self.rule_x == "src_node":
-                            self._member(ph, self.cx, sn, size, w, None, s)
-                        elif self.rule_x == "all":  # one group: every transfer on the channel
-                            self._member(ph, self.cx, _c(0), size, w, None, s)
-                        else:
-                            self._member(ph, self.cx, sn, size, w, None, s)
-                            self._member(ph, self.cx, dn, size, w, None, s)
+                        for key in self.key_x.groups(sn, dn, False, ops):
+                            self._member(ph, self.cx, key, size, w, None, s)
 
     def _compute(self, ph, rank, cost, s):
         b = self.b
@@ -572,264 +576,3 @@ class StageGen:
             for k, v in enumerate((packed, size, w, n)):
                 b.store(v, b.gep(rec, [_c(0), ir.Constant(I32, k)]))
             b.store(b.add(n, _c(1)), s.nmem)
-
-    # ------------------------------------------------------------------ reduction
-    def _transmit(self, code, d, tau, s):
-        """``T^code(d)`` under concurrency ``tau``: a switch over the two schedule channels."""
-        cg, b = self.cg, self.b
-        out = self.var(F64, _NAN, "xmit")
-        done = b.append_basic_block("xmit_done")
-        other = b.append_basic_block("xmit_bad")
-        sw = b.switch(code, other)
-        for c in sorted({self.ci, self.cx}):
-            bb = b.append_basic_block(f"xmit{c}")
-            sw.add_case(_c(c), bb)
-            b.position_at_end(bb)
-            conc = tau if s.conc is None else b.fmul(tau, s.conc)
-            from tlop.ir import SEND_TRANSMISSION
-
-            v = cg._transmit(SEND_TRANSMISSION, c, d, conc, s.span)
-            b.store(v, out)
-            b.branch(done)
-        b.position_at_end(other)
-        b.store(ir.Constant(I1, 1), s.err)
-        b.branch(done)
-        b.position_at_end(done)
-        return b.load(out)
-
-    def _phase_reset(self, s):
-        s.ph_cur = self.var(I64, _c(-1), "ph_cur")
-        s.ph_max = self.var(F64, _ZERO, "ph_max")
-        s.total = self.var(F64, _ZERO, "ph_total")
-
-    def _phase_add(self, phase, v, s):
-        """A group of ``phase`` costing ``v`` (groups come in phase order)."""
-        b = self.b
-        cur = b.load(s.ph_cur)
-        with b.if_else(b.icmp_signed("!=", phase, cur)) as (new, same):
-            with new:
-                with b.if_then(b.icmp_signed(">=", cur, _c(0))):
-                    b.store(b.fadd(b.load(s.total), b.load(s.ph_max)), s.total)
-                b.store(phase, s.ph_cur)
-                b.store(v, s.ph_max)
-            with same:
-                b.store(_np_max(b, b.load(s.ph_max), v), s.ph_max)
-
-    def _phase_end(self, s):
-        b = self.b
-        with b.if_then(b.icmp_signed(">=", b.load(s.ph_cur), _c(0))):
-            b.store(b.fadd(b.load(s.total), b.load(s.ph_max)), s.total)
-        return b.load(s.total)
-
-    def _split(self, packed, s):
-        b = self.b
-        g = b.sdiv(packed, s.K)
-        return b.sdiv(g, _c(self.ncodes)), b.srem(g, _c(self.ncodes))
-
-    def _reduce_runs(self, s):
-        """Merge the runs per group (dense table or sort), then reduce groups of one size."""
-        b = self.b
-        n = b.load(s.nruns)
-        space = b.mul(b.mul(b.add(b.load(s.maxph), _c(1)), _c(self.ncodes)), s.K)
-        dense = b.icmp_signed("<=", space, b.add(b.mul(n, _c(_DENSE_FACTOR)), _c(_DENSE_MIN)))
-        runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
-
-        def rfield(i, k):
-            return b.gep(runs, [i, ir.Constant(I32, k)])
-
-        with b.if_else(dense) as (then, otherwise):
-            with then:
-                raw = b.call(self.calloc, [space, _c(_DENSE_BYTES)])
-                self._null_is_error(raw, s)
-                with b.if_then(b.not_(b.load(s.err))):
-                    tab = b.bitcast(raw, _DENSE.as_pointer())
-
-                    def add(i):
-                        e = b.gep(tab, [b.load(rfield(i, 0))])
-
-                        def f(k):
-                            return b.gep(e, [_c(0), ir.Constant(I32, k)])
-
-                        used = b.fcmp_ordered("!=", b.load(f(0)), _ZERO)
-                        w, mn, mx, c = (b.load(rfield(i, k)) for k in (1, 2, 3, 4))
-                        b.store(ir.Constant(F64, 1.0), f(0))
-                        b.store(b.select(used, b.fadd(b.load(f(1)), w), w), f(1))
-                        om, ox = b.load(f(2)), b.load(f(3))
-                        b.store(b.select(b.and_(used, b.fcmp_ordered("<=", om, mn)), om, mn), f(2))
-                        b.store(b.select(b.and_(used, b.fcmp_ordered(">=", ox, mx)), ox, mx), f(3))
-                        b.store(b.select(used, b.fadd(b.load(f(4)), c), c), f(4))
-
-                    self.loop(_c(0), b.sub(n, _c(1)), add, "dense_add")
-                    out = self.var(I64, _c(0), "dense_n")
-
-                    def back(j):
-                        e = b.gep(tab, [j])
-                        with b.if_then(b.fcmp_ordered("!=", b.load(b.gep(e, [_c(0), ir.Constant(I32, 0)])), _ZERO)):
-                            k = b.load(out)
-                            b.store(j, rfield(k, 0))
-                            for f in (1, 2, 3, 4):
-                                b.store(b.load(b.gep(e, [_c(0), ir.Constant(I32, f)])), rfield(k, f))
-                            b.store(b.add(k, _c(1)), out)
-
-                    self.loop(_c(0), b.sub(space, _c(1)), back, "dense_back")
-                    b.store(b.load(out), s.nruns)
-                b.call(self.free, [raw])
-            with otherwise:
-                b.call(self.qsort, [b.load(s.runs), n, _c(_RUN_BYTES), self.cmp_runs])
-        with b.if_then(b.not_(b.load(s.err))):
-            self._groups_of_runs(s)
-
-    def _groups_of_runs(self, s):
-        b = self.b
-        runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
-        n = b.load(s.nruns)
-        self._phase_reset(s)
-        memo = [(self.var(F64, _NAN, f"memo_m{c}"), self.var(F64, _NAN, f"memo_w{c}"), self.var(F64, _ZERO, f"memo_v{c}"))
-                for c in range(self.nch)]
-        g = [self.var(I64, _c(-1), "g_key")] + [self.var(F64, _ZERO, f"g_{k}") for k in ("w", "mn", "mx", "c")]
-
-        def close():
-            key = b.load(g[0])
-            with b.if_then(b.icmp_signed(">=", key, _c(0))):
-                phase, code = self._split(key, s)
-                w, mn, mx, c = (b.load(x) for x in g[1:])
-                v = self.var(F64, _ZERO, "g_v")
-                with b.if_else(b.icmp_signed("==", code, _c(self.nch))) as (comp, send):
-                    with comp:
-                        b.store(c, v)
-                    with send:
-                        with b.if_else(b.fcmp_ordered("!=", mn, mx)) as (mixed, one):
-                            with mixed:
-                                b.store(ir.Constant(I1, 1), s.nonuni)
-                            with one:
-                                with b.if_then(b.fcmp_unordered("!=", mn, _ZERO)):  # m > 0 (sizes are >= 0)
-                                    b.store(self._memo_transmit(code, mn, w, memo, s), v)
-                self._phase_add(phase, b.load(v), s)
-
-        def each(i):
-            def f(k):
-                return b.load(b.gep(runs, [i, ir.Constant(I32, k)]))
-            key = f(0)
-            with b.if_else(b.icmp_signed("==", key, b.load(g[0]))) as (same, new):
-                with same:
-                    b.store(b.fadd(b.load(g[1]), f(1)), g[1])
-                    om, ox = b.load(g[2]), b.load(g[3])
-                    mn, mx = f(2), f(3)
-                    b.store(b.select(b.fcmp_ordered("<=", om, mn), om, mn), g[2])
-                    b.store(b.select(b.fcmp_ordered(">=", ox, mx), ox, mx), g[3])
-                    b.store(b.fadd(b.load(g[4]), f(4)), g[4])
-                with new:
-                    close()
-                    for k in range(5):
-                        b.store(f(k), g[k])
-
-        self.loop(_c(0), b.sub(n, _c(1)), each, "groups")
-        close()
-        b.store(self._phase_end(s), s.result)
-
-    def _memo_transmit(self, code, m, w, memo, s):
-        """``w ‖ T^code(m)``, remembering the last value per channel."""
-        b = self.b
-        out = self.var(F64, _ZERO, "memo_out")
-        done = b.append_basic_block("memo_done")
-        other = b.append_basic_block("memo_other")
-        sw = b.switch(code, other)
-        for c in sorted({self.ci, self.cx}):
-            bb = b.append_basic_block(f"memo{c}")
-            sw.add_case(_c(c), bb)
-            b.position_at_end(bb)
-            lm, lw, lv = memo[c]
-            hit = b.and_(b.fcmp_ordered("==", b.load(lm), m), b.fcmp_ordered("==", b.load(lw), w))
-            with b.if_else(hit) as (yes, no):
-                with yes:
-                    b.store(b.load(lv), out)
-                with no:
-                    v = self._transmit(_c(c), m, w, s)
-                    b.store(m, lm)
-                    b.store(w, lw)
-                    b.store(v, lv)
-                    b.store(v, out)
-            b.branch(done)
-        b.position_at_end(other)
-        b.store(ir.Constant(I1, 1), s.err)
-        b.branch(done)
-        b.position_at_end(done)
-        return b.load(out)
-
-    def _reduce_members(self, s):
-        """The oracle's reduction of every member: sort by (group, size, order); per group
-        the carried weights from the end, then A2 from the start."""
-        b = self.b
-        n = b.load(s.nmem)
-        b.call(self.qsort, [b.load(s.mem), n, _c(_MEMBER_BYTES), self.cmp_members])
-        mem = b.bitcast(b.load(s.mem), _MEMBER.as_pointer())
-
-        def f(i, k):
-            return b.gep(mem, [i, ir.Constant(I32, k)])
-
-        self._phase_reset(s)
-        gs = self.var(I64, _c(0), "m_gs")
-        head = b.append_basic_block("mg_head")
-        body = b.append_basic_block("mg_body")
-        done = b.append_basic_block("mg_done")
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(b.icmp_signed("<", b.load(gs), n), body, done)
-        b.position_at_end(body)
-        start = b.load(gs)
-        key = b.load(f(start, 0))
-        ge = self.var(I64, b.add(start, _c(1)), "m_ge")
-        h2 = b.append_basic_block("mg_scan")
-        b2 = b.append_basic_block("mg_scan_body")
-        d2 = b.append_basic_block("mg_scan_done")
-        b.branch(h2)
-        b.position_at_end(h2)
-        j = b.load(ge)
-        more = b.icmp_signed("<", j, n)
-        b.cbranch(more, b2, d2)
-        b.position_at_end(b2)
-        same = b.icmp_signed("==", b.load(f(b.load(ge), 0)), key)
-        inc = b.append_basic_block("mg_inc")
-        b.cbranch(same, inc, d2)
-        b.position_at_end(inc)
-        b.store(b.add(b.load(ge), _c(1)), ge)
-        b.branch(h2)
-        b.position_at_end(d2)
-        end = b.load(ge)
-        phase, code = self._split(key, s)
-        # carried weights, from the group's end (stored over the weights)
-        carried = self.var(F64, _ZERO, "m_carried")
-
-        def backward(k):
-            i = b.sub(b.add(start, b.sub(end, _c(1))), k)  # end - 1 … start
-            c = b.fadd(b.load(carried), b.load(f(i, 2)))
-            b.store(c, carried)
-            b.store(c, f(i, 2))
-
-        self.loop(start, b.sub(end, _c(1)), backward, "carry")
-        gsum = self.var(F64, _ZERO, "m_gsum")
-        prev = self.var(F64, _ZERO, "m_prev")
-        is_comp = b.icmp_signed("==", code, _c(self.nch))
-
-        def forward(i):
-            size = b.load(f(i, 1))
-            term = self.var(F64, _ZERO, "m_term")
-            with b.if_else(is_comp) as (comp, send):
-                with comp:
-                    b.store(size, term)
-                with send:
-                    pv = b.load(prev)
-                    d = b.fsub(size, b.select(b.fcmp_ordered(">", pv, _ZERO), pv, _ZERO))
-                    with b.if_then(b.not_(b.fcmp_ordered("<=", d, _ZERO))):
-                        b.store(self._transmit(code, d, b.load(f(i, 2)), s), term)
-                    b.store(size, prev)
-            b.store(b.fadd(b.load(gsum), b.load(term)), gsum)
-
-        # the first term starts the sum (numpy's reduceat), not 0.0 + it
-        b.store(ir.Constant(F64, -0.0), gsum)
-        self.loop(start, b.sub(end, _c(1)), forward, "a2")
-        self._phase_add(phase, b.load(gsum), s)
-        b.store(end, gs)
-        b.branch(head)
-        b.position_at_end(done)
-        b.store(self._phase_end(s), s.result)
