@@ -36,9 +36,6 @@ from tlop.cli.cmd_small import cmd_completion, cmd_demo, cmd_new, cmd_profiles
 __all__ = ["main"]
 
 
-__all__ = ["main"]
-
-
 #: subcommands whose arguments and runners live with their packages: name -> help
 PACKAGE_COMMANDS = {
     "rules": "list the rewrite rules; --verify proves them with Z3",
@@ -251,7 +248,35 @@ class _Subcommands:
             return _Skipped()
         from tlop.cli.helptext import decorate
 
-        return self.sub.add_parser(name, **decorate(name, kwargs))
+        if name not in INTERMIXED:
+            return self.sub.add_parser(name, **decorate(name, kwargs))
+        saved, self.sub._parser_class = self.sub._parser_class, _IntermixedParser  # noqa: SLF001
+        try:
+            return self.sub.add_parser(name, **decorate(name, kwargs))
+        finally:
+            self.sub._parser_class = saved  # noqa: SLF001
+
+
+#: subcommands whose options may sit between the algorithm and its NAME=VALUE arguments
+INTERMIXED = ("eval", "sweep", "best", "explain")
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser whose options and positionals may be intermixed
+    (``tlop eval FILE ALG --profile lusitania P=16 m=1KiB``): argparse's
+    ``parse_known_intermixed_args`` for the subcommand (the top-level parser, which has
+    subparsers, cannot use it)."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # the two passes of parse_known_intermixed_args
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def _run_measure(args) -> int:
