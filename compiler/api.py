@@ -334,8 +334,11 @@ class Module:
         if handle is None:
             alg = self.program.algorithms.get(name) if isinstance(name, str) else None
             if alg is None:
+                from tlop.runtime.suggest import hint
+
                 known = ", ".join(self.program.algorithms) or "(none)"
-                raise TlopError(f"no algorithm '{name}' in {self.path.name}; algorithms: {known}")
+                near = hint(str(name), self.program.algorithms)
+                raise TlopError(f"no algorithm '{name}' in {self.path.name}{near}{' ' if near else '; '}algorithms: {known}")
             handle = self._handles[name] = AlgorithmHandle(self, alg)
         return handle
 

@@ -127,7 +127,9 @@ def _sweep(args) -> int:
     ptypes = {p.name: p.type for p in h.params}
     for k in raw:
         if k not in ptypes:
-            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+            from tlop.runtime.suggest import hint
+
+            raise TlopError(f"'{h.name}' has no parameter '{k}'{hint(k, ptypes) or ';'} parameters: {', '.join(ptypes)}")
     per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
