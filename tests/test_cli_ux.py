@@ -1,0 +1,86 @@
+"""The command line as HPC users expect it (issue 25), in-process, with golden output under
+tests/golden/cli_ux/: options between the algorithm and NAME=VALUE, "did you mean", mappings
+written as NODESxRANKS or read from MPI host files, ranges that say what they produced, …"""
+
+from pathlib import Path
+
+import pytest
+
+from tlop.cli.main import main
+
+GOLDEN = Path(__file__).parent / "golden" / "cli_ux"
+
+
+def run(argv, capsys):
+    """(exit status, stdout, stderr) of ``tlop argv``."""
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+#: name -> (argv, expected exit status); stdout and stderr are compared with the golden file
+CASES = {
+    "intermixed_eval": (["eval", "taulop/bcast", "binomial_bcast", "--profile", "lusitania", "P=16",
+                         "--engine", "interp", "m=1KiB"], 0),
+    "intermixed_sweep": (["sweep", "taulop/bcast", "binomial_bcast", "P=2,4", "--engine", "interp",
+                          "m=1KiB", "--profile", "lusitania"], 0),
+    "did_you_mean_module": (["eval", "taulop/bcat", "binomial_bcast", "P=16", "m=1KiB"], 1),
+    "did_you_mean_family": (["eval", "taulop/nope", "binomial_bcast"], 1),
+    "did_you_mean_algorithm": (["eval", "taulop/bcast", "binomal", "P=16", "m=1KiB"], 1),
+    "did_you_mean_unit": (["eval", "taulop/bcast", "binomial_bcast", "P=16", "m=1mb"], 1),
+    "did_you_mean_parameter": (["sweep", "taulop/bcast", "binomial_bcast", "p=16", "m=1KiB"], 1),
+    "mapping_without_q": (["eval", "taulop/allgather", "ring", "P=8", "m=1KiB", "--mapping", "sequential"], 1),
+    "mapping_nodes_x_ranks": (["eval", "taulop/allgather", "ring", "m=1KiB", "--mapping", "4x2",
+                               "--engine", "interp"], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(name, capsys, golden):
+    argv, status = CASES[name]
+    rc, out, err = run(argv, capsys)
+    assert rc == status, err
+    golden(GOLDEN / f"{name}.txt", out + ("--- stderr\n" + err if err else ""))
+
+
+def test_intermixed_options_give_the_same_result_as_options_first(capsys):
+    a = run(["eval", "taulop/bcast", "binomial_bcast", "--profile", "lusitania", "P=16", "m=1KiB"], capsys)
+    b = run(["eval", "--profile", "lusitania", "taulop/bcast", "binomial_bcast", "P=16", "m=1KiB"], capsys)
+    assert a == b and a[0] == 0 and "lusitania" in a[1]
+
+
+def test_best_and_explain_take_intermixed_options(capsys):
+    rc, out, err = run(["best", "taulop/bcast", "--profile", "lusitania", "P=16", "--only", "binomial_bcast",
+                        "m=1KiB"], capsys)
+    assert rc == 0 and "on lusitania" in out, err
+    rc, out, err = run(["explain", "taulop/allgather", "ring", "--mapping", "sequential(4)", "P=8",
+                        "--profile", "lusitania", "m=1KiB"], capsys)
+    assert rc == 0 and "over sequential(4) on lusitania" in out, err
+
+
+def test_a_host_file_is_read_as_a_layout(tmp_path, capsys):
+    from tlop.runtime.mapping import parse_mapping
+
+    hydra = tmp_path / "hosts"
+    hydra.write_text("# two nodes\nnode0:4\nnode1:4  # second\n")
+    ompi = tmp_path / "hostfile.txt"
+    ompi.write_text("node0 slots=4\nnode1 slots=4 max_slots=8\n")
+    for f in (hydra, ompi):
+        lay = parse_mapping(str(f))
+        assert lay.node == (0, 0, 0, 0, 1, 1, 1, 1) and lay.node_names == ("node0", "node1")
+    import numpy as np
+
+    seq2 = parse_mapping("sequential(2)").node_of(np.arange(8), 8)
+    assert parse_mapping("4x2").node == tuple(int(n) for n in seq2) == (0, 0, 1, 1, 2, 2, 3, 3)
+    # the host file prices a schedule as the equivalent sequential mapping does
+    rc_a, out_a, _ = run(["eval", "taulop/allgather", "ring", "m=1KiB", "--mapping", str(hydra), "--json"], capsys)
+    rc_b, out_b, _ = run(["eval", "taulop/allgather", "ring", "P=8", "m=1KiB", "--mapping", "sequential(4)",
+                          "--json"], capsys)
+    import json
+
+    assert rc_a == rc_b == 0
+    assert json.loads(out_a)["seconds"] == json.loads(out_b)["seconds"]
+    bad = tmp_path / "bad"
+    bad.write_text("node0:4\nnode1:x\n")
+    rc, _, err = run(["eval", "taulop/allgather", "ring", "m=1KiB", "--mapping", str(bad)], capsys)
+    assert rc == 1 and f"{bad}:2: not a host line: 'node1:x'" in err
