@@ -84,3 +84,43 @@ def test_a_host_file_is_read_as_a_layout(tmp_path, capsys):
     bad.write_text("node0:4\nnode1:x\n")
     rc, _, err = run(["eval", "taulop/allgather", "ring", "m=1KiB", "--mapping", str(bad)], capsys)
     assert rc == 1 and f"{bad}:2: not a host line: 'node1:x'" in err
+
+
+CASES.update({
+    "configs": (["configs"], 0),
+    "configs_fig8": (["configs", "fig8"], 0),
+    "explain_code_e021": (["explain-code", "E021"], 0),
+    "help_unknown_code": (["help", "E999"], 1),
+})
+
+
+def test_help_code_is_explain_code(capsys):
+    assert run(["help", "e21"], capsys) == run(["explain-code", "E021"], capsys)
+    rc, out, _ = run(["help", "sweep"], capsys)
+    assert rc == 0 and out.startswith("usage: tlop sweep")
+
+
+def _code_examples():
+    from tlop.cli.cmd_info import EXPLANATIONS
+
+    return [(code, ex) for code, (_, _, ex) in sorted(EXPLANATIONS.items()) if ex.startswith("tlop ")]
+
+
+@pytest.mark.parametrize("code, example", _code_examples())
+def test_every_command_example_of_explain_code_raises_its_code(code, example, capsys):
+    import shlex
+
+    rc, out, err = run(shlex.split(example)[1:], capsys)
+    assert rc == 1 and f"error[{code}]" in err, err
+
+
+def test_configs_json_lists_every_bundled_configuration(capsys):
+    import json
+
+    from tlop.runtime.configs import bundled_configs
+
+    rc, out, _ = run(["configs", "--json"], capsys)
+    rows = json.loads(out)["configs"]
+    assert rc == 0 and sorted(r["name"] for r in rows) == sorted(bundled_configs())
+    fig8 = next(r for r in rows if r["name"] == "fig8")
+    assert fig8["P"] == 6 and fig8["nodes"] == 2 and fig8["ranks_per_node"] == [3]

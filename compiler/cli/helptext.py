@@ -38,6 +38,14 @@ HELP = {
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
                  "one profile in detail (channels, table grids, scalars, provenance).",
                  ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
+    "configs": ("List the bundled process configurations (layout and data partitions) that --config NAME "
+                "takes; with NAME, its nodes, ranks and partitions.",
+                ["tlop configs", "tlop configs fig8", "tlop configs M10 --json"]),
+    "explain-code": ("Explain a diagnostic code: what raises it, what to do, an example (as rustc --explain "
+                     "and ruff rule do).",
+                     ["tlop explain-code E021", "tlop explain-code 30"]),
+    "help": ("Explain a diagnostic code (tlop help E021), or show a command's help (tlop help sweep).",
+             ["tlop help E021", "tlop help sweep"]),
     "new": ("Write a starter .tlop file (a closed-form algorithm, the same as a schedule, a where "
             "condition) with the commands to try on it.",
             ["tlop new mybcast"]),

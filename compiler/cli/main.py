@@ -53,8 +53,8 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop", "partition") \
-    + tuple(PACKAGE_COMMANDS)
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "configs", "new", "completion", "demo",
+            "convert-taulop", "partition") + tuple(PACKAGE_COMMANDS) + ("explain-code", "help")
 
 
 def build_parser(chosen=None) -> argparse.ArgumentParser:
@@ -151,6 +151,14 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_profiles)
 
+    p = sub.add_parser("configs", help="list the bundled process configurations (--config NAME); with NAME, "
+                                       "show one")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_configs_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_configs)
+
     p = sub.add_parser("new", help="write a starter .tlop file")
     p.add_argument("name", metavar="NAME", help="the file to write: NAME.tlop (never overwritten)")
     p.set_defaults(run=cmd_new)
@@ -180,6 +188,20 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
         p.set_defaults(run=partition_cmd.run)
 
     _add_package_commands(sub)
+
+    p = sub.add_parser("explain-code", help="explain a diagnostic code, e.g. tlop explain-code E021")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_explain_code_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_explain_code)
+
+    p = sub.add_parser("help", help="explain a diagnostic code (tlop help E021) or show a command's help")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_help_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_help)
     return ap
 
 
