@@ -125,3 +125,40 @@ def test_golden(name, capsys, golden):
     rc, out, err = run(argv, capsys)
     assert rc == status, err
     golden(GOLDEN / f"{name}.txt", out + ("--- stderr\n" + err if err else ""))
+
+
+RD = """model taulop
+import "taulop/platform"
+algorithm rd(P: int >= 1, m: bytes, S: bytes > 0B) where P & (P - 1) == 0 and S <= m =
+    (m / S) * o[shm](S) + log2(P) * 1us
+"""
+
+
+def test_sweep_skips_points_its_where_condition_excludes(tmp_path, capsys, golden):
+    f = tmp_path / "rd.tlop"
+    f.write_text(RD)
+    rc, out, err = run(["sweep", str(f), "rd", "P=2..8", "m=256B,1KiB", "S=512", "--engine", "interp"], capsys)
+    assert rc == 0
+    golden(GOLDEN / "sweep_where_skipped.txt", out + "--- stderr\n" + err)
+    rc, out, err = run(["sweep", str(f), "rd", "P=2..8", "m=1KiB", "S=512", "--json"], capsys)
+    import json
+
+    points = json.loads(out)["points"]
+    assert [p["P"] for p in points if p["seconds"] is None] == [3, 5, 6, 7]
+    # best leaves the same points out: its winner there is '-'
+    rc, out_b, _ = run(["best", str(f), "P=2..8", "m=1KiB", "S=512", "--csv", "-"], capsys)
+    assert rc == 0 and [r.split(",")[0] for r in out_b.splitlines()[1:] if ",-," in r] == ["3", "5", "6", "7"]
+    rc, _, err = run(["sweep", str(f), "rd", "P=2..8", "m=1KiB", "S=512", "--invalid", "error"], capsys)
+    assert rc == 1 and "error[E010]" in err
+
+
+def test_ranges_say_what_they_produced(capsys, golden):
+    rc, out, err = run(["sweep", "taulop/bcast", "binomial_bcast", "P=2..64:x4", "m=8KiB..1MiB:x4", "--csv", "-"],
+                       capsys)
+    assert rc == 0 and len(out.splitlines()) == 1 + 3 * 4
+    rc, out2, err2 = run(["sweep", "taulop/bcast", "binomial_bcast", "P=2..64:2", "m=1KiB", "--csv", "-"], capsys)
+    assert rc == 0 and len(out2.splitlines()) == 1 + 32
+    rc, out3, err3 = run(["sweep", "taulop/bcast", "binomial_bcast", "P=2..64:x2", "m=1KiB..4MiB:x4", "--csv", "-"],
+                         capsys)
+    assert rc == 0 and err3 == "" and out3.splitlines()[-1].startswith("64,4194304")  # bound included, no note
+    golden(GOLDEN / "range_notes.txt", err + err2)

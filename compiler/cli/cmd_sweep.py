@@ -1,6 +1,9 @@
 """``tlop sweep``: one algorithm over a grid of parameter values, streamed in chunks as a table,
 CSV or JSON lines, with a plot.
 
+Points where the algorithm's constraints or ``where`` condition fail are left out, as ``tlop
+best`` and the API's ``invalid="nan"`` do: shown as ``-`` (empty in CSV, null in JSON) and
+counted in a note on stderr; ``--invalid error`` stops at the first instead.
 What it does not do: compare algorithms (``tlop best``).
 """
 
@@ -53,6 +56,40 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
         sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
         values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
     return values
+
+
+def _admissible(run, h, columns: dict, per_rank: dict, ptypes: dict, skip: bool, skipped: list):
+    """:func:`_evaluate_columns` at the points the algorithm's constraints admit, NaN at the
+    others (counted in ``skipped[0]``); with ``skip`` False every point is evaluated, so the
+    first excluded one raises its diagnostic."""
+    import numpy as np
+
+    from tlop.backends.binding import constraint_mask
+
+    n = len(next(iter(columns.values()))) if columns else 1
+    ok = np.broadcast_to(constraint_mask(h.ir, columns), (n,)) if skip else np.ones(n, dtype=bool)
+    if ok.all():
+        return _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
+    values = np.full(n, np.nan)
+    skipped[0] += int(n - np.count_nonzero(ok))
+    if ok.any():
+        values[ok] = _evaluate_columns(run, h, {**{k: np.asarray(v)[ok] for k, v in columns.items()}, **per_rank},
+                                       ptypes)
+    return values
+
+
+def _cost(v, args) -> str:
+    """A point's cost, ``-`` where its constraints left it out."""
+    return "-" if v != v else fmt.seconds(v, args)
+
+
+def _skipped_note(h, skipped: int, size: int) -> None:
+    import sys
+
+    if skipped:
+        why = "its where condition or constraints" if h.ir.requires is not None else "its constraints"
+        print(f"tlop: note: {skipped} of {size} points left out: {why} exclude them (shown as -); "
+              f"--invalid error stops at the first instead", file=sys.stderr)
 
 
 def _label(ptypes: dict, program, args=None):
@@ -137,11 +174,15 @@ def _sweep(args) -> int:
     engine, run = _engine(args, h, prof)
     label = _label(ptypes, m.program, args)
 
+    skipped = [0]  # points the constraints exclude (the last pass over the grid)
+    skip = getattr(args, "invalid", "skip") == "skip"
+
     def chunks(size=None):
         from tlop.cli.grid import CHUNK_POINTS
 
+        skipped[0] = 0
         for start, columns in grid.chunks(size or CHUNK_POINTS):
-            yield columns, _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
+            yield columns, _admissible(run, h, columns, per_rank, ptypes, skip, skipped)
 
     if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
         from tlop.cli.distributed import distributed_chunks
@@ -156,16 +197,19 @@ def _sweep(args) -> int:
         write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
         _write_csv(args.csv, names + ["seconds"],
-                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
+                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val)) if val == val else ""]
                      for j, val in enumerate(values)] for columns, values in chunks()))
+        _skipped_note(h, skipped[0], grid.size)
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream
 
         emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
                      "parameters": names}, "points",
-                    ({**_json_point(names, ptypes, m.program, columns, j), "seconds": float(val)}
+                    ({**_json_point(names, ptypes, m.program, columns, j),
+                      "seconds": float(val) if val == val else None}
                      for columns, values in chunks() for j, val in enumerate(values)))
+        _skipped_note(h, skipped[0], grid.size)
         return 0
     layout = None
     if len(swept) == 2:
@@ -174,6 +218,7 @@ def _sweep(args) -> int:
     # the height of the table is known before evaluating it: title, fixed values, header, rows
     with _paged(args, _table_rows(grid, swept, layout) + 3):
         _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks)
+    _skipped_note(h, skipped[0], grid.size)
     return 0
 
 
@@ -196,17 +241,17 @@ def _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks) -> N
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
         if layout == "transposed":
-            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: fmt.seconds(r[1][i], args), chunks))
+            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: _cost(r[1][i], args), chunks))
             return
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
         cols = len(axes[ck])
 
         def rows():
             for columns, values in chunks(_matrix_chunk(grid, rk, ck)):
-                yield [[label(rk, columns[rk][i])] + [fmt.seconds(v, args) for v in values[i:i + cols]]
+                yield [[label(rk, columns[rk][i])] + [_cost(v, args) for v in values[i:i + cols]]
                        for i in range(0, len(values), cols)]
         _print_table_chunks(header, rows)
     else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names + ["cost"]
-        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [fmt.seconds(val, args)]
+        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [_cost(val, args)]
                                               for j, val in enumerate(values)] for columns, values in chunks()))

@@ -114,6 +114,9 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
     p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
                                                   "(.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--invalid", choices=("skip", "error"), default="skip",
+                   help="points where the algorithm's constraints or where condition fail: skip them (shown as -, "
+                        "counted in a note; the default, as tlop best does) or stop with the error")
     p.add_argument("--distributed", action="store_true",
                    help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
                         "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
