@@ -68,7 +68,9 @@ class AlgorithmHandle:
 
     @property
     def params(self) -> tuple:
-        return self.ir.params
+        """The parameters (:class:`tlop.ir.ParamSig`), shown as the signature
+        ``(P: int >= 1, m: bytes, c: channel = shm)``."""
+        return _Params(self.ir.params, self.module.program)
 
     def bind(self, args: dict, strings: bool = False) -> dict:
         """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.backends.binding`."""
@@ -185,6 +187,7 @@ class AlgorithmHandle:
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
         many times with scalar arguments on one profile and mapping is compiled and then
         answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        args = self._read_strings(args)
         if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
             from tlop.runtime.hloggp import for_mapping
 
@@ -215,6 +218,17 @@ class AlgorithmHandle:
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof, mapping, "count").eval(self.ir.body, env)
             return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+
+    def _read_strings(self, args: dict) -> dict:
+        """``m="1KiB"``, ``c="net"``: string arguments read as the command line reads them (as
+        :meth:`grid` does); per-rank arguments and unknown names are left to binding."""
+        if not any(isinstance(v, str) for v in args.values()):
+            return args
+        from tlop.backends.binding import parse_cli_value
+
+        types = {p.name: p.type for p in self.ir.params if p.per_rank is None}
+        return {k: parse_cli_value(v, types[k], k, self.module.program) if isinstance(v, str) and k in types else v
+                for k, v in args.items()}
 
     def _evaluate_valid(self, profile, mapping, args):
         """:meth:`evaluate` at the points binding accepts, NaN at the others."""
@@ -272,6 +286,20 @@ class AlgorithmHandle:
         except ImportError:
             return None
         return "$" + format_latex(self.ir.body, self.module.program) + "$"
+
+
+class _Params(tuple):
+    """An algorithm's parameters; ``repr`` is its signature as ``tlop show`` writes it."""
+
+    def __new__(cls, params, program):
+        out = super().__new__(cls, params)
+        out._program = program
+        return out
+
+    def __repr__(self) -> str:
+        from tlop.cli.common import _signature
+
+        return "(" + ", ".join(_signature(p, self._program) for p in self) + ")"
 
 
 def _check_result(result, name, program, profile, expr, env, mapping=None):

@@ -3,7 +3,8 @@
 What it does: :func:`sweep_figure` draws the cost of one algorithm over a grid with one or two
 swept parameters as lines — the x axis is the message size ``m`` when it is swept (else the
 last swept parameter), one line per value of the other swept parameter, each line labelled
-``P=4`` in the legend; axes are logarithmic where the values span more than two decades.
+``P=4`` in the legend; axes are logarithmic where the values span more than two decades, and
+the x axis also where its values are geometric (``P=2..64:x2``: a constant ratio).
 :func:`selection_figure` draws which algorithm is cheapest at each point of a grid with one or
 two swept parameters as a map: one cell per point, coloured by the winning algorithm (a fixed
 colour per candidate, in the order compared), ``m`` across and the other parameter down, with a
@@ -87,6 +88,15 @@ def _spans_decades(values) -> bool:
     return bool(v.size and v.min() > 0 and v.max() / v.min() > 100)
 
 
+def _geometric(values) -> bool:
+    """Whether the values (at least three, positive) grow by one constant factor > 1."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 3 or not np.all(np.isfinite(v)) or v.min() <= 0:
+        return False
+    r = v[1:] / v[:-1]
+    return bool(r.min() > 1.01 and np.allclose(r, r[0], rtol=1e-6))
+
+
 def _pick(table: np.ndarray, names: list, x: str, series) -> np.ndarray:
     """The grid's values as a 2-D array [series value, x value] (the fixed axes dropped)."""
     keep = [names.index(series)] if series is not None else []
@@ -117,7 +127,7 @@ def sweep_figure(title: str, names: list, axes: dict, values: np.ndarray, label)
     for k, row in enumerate(table):
         name = f"{series}={label(series, axes[series][k])}" if series is not None else title.split(" ")[0]
         ax.plot(xs, row / scale, marker="o", markersize=3, linewidth=1.2, label=name, gid=f"series-{k}")
-    if _spans_decades(xs):
+    if _spans_decades(xs) or _geometric(xs):
         ax.set_xscale("log", base=2 if x in ("m", "s", "S", "P") else 10)
     if _spans_decades(table):
         ax.set_yscale("log")
