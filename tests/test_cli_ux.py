@@ -162,3 +162,17 @@ def test_ranges_say_what_they_produced(capsys, golden):
                          capsys)
     assert rc == 0 and err3 == "" and out3.splitlines()[-1].startswith("64,4194304")  # bound included, no note
     golden(GOLDEN / "range_notes.txt", err + err2)
+
+
+def test_the_suggestion_test_is_the_languages():
+    """runtime/suggest.close is the rule of the elaborator's _close (kept in tlop.runtime, which
+    must not import the front end): the same answer on a sample of pairs."""
+    import itertools
+
+    from tlop.frontend.elaborate import _close
+    from tlop.runtime.suggest import close
+
+    words = ["P", "p", "m", "mb", "MB", "MiB", "binomial", "binomal", "binomiall", "bnomial", "ring", "rign",
+             "taulop/bcast", "taulop/bcat", "S", "s", "seg", "sg", "", "ab", "ba"]
+    for a, b in itertools.product(words, repeat=2):
+        assert close(a, b) == _close(a, b), (a, b)
