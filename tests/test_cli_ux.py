@@ -176,3 +176,58 @@ def test_the_suggestion_test_is_the_languages():
              "taulop/bcast", "taulop/bcat", "S", "s", "seg", "sg", "", "ab", "ba"]
     for a, b in itertools.product(words, repeat=2):
         assert close(a, b) == _close(a, b), (a, b)
+
+
+@pytest.fixture(scope="module")
+def bash_script(tmp_path_factory):
+    from tlop.cli.completion import completion_script
+
+    path = tmp_path_factory.mktemp("completion") / "tlop.bash"
+    path.write_text(completion_script("bash"))
+    return path
+
+
+def _complete(script, *words):
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash")
+    words_sh = " ".join(f"'{w}'" for w in words)
+    out = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=({words_sh}); COMP_CWORD={len(words) - 1}; "
+                          f"_tlop; printf '%s\\n' \"${{COMPREPLY[@]}}\""], capture_output=True, text=True, check=True)
+    return [w for w in out.stdout.splitlines() if w]
+
+
+def test_bash_completes_algorithms_of_a_stdlib_module_and_configurations(bash_script):
+    assert _complete(bash_script, "tlop", "eval", "taulop/bcast", "binomial_") == ["binomial_openmpi",
+                                                                                  "binomial_bcast"]
+    assert _complete(bash_script, "tlop", "explain", "taulop/allgather", "ri") == ["ring"]
+    assert "fig8" in _complete(bash_script, "tlop", "sweep", "--config", "f")
+    assert _complete(bash_script, "tlop", "eval", "taulop/bc") == ["taulop/bcast"]  # modules still
+
+
+def test_fish_completion_names_commands_options_modules_and_algorithms(capsys):
+    from tlop.cli.completion import stdlib_algorithms
+    from tlop.cli.main import COMMANDS
+
+    assert main(["completion", "fish"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    for cmd in COMMANDS:
+        assert any(ln.startswith(f"complete -c tlop -n __fish_use_subcommand -a '{cmd}' -d ") for ln in lines), cmd
+    assert "complete -c tlop -n '__fish_seen_subcommand_from eval' -l engine -x -a 'auto jit interp'" \
+        in "\n".join(lines)
+    assert "complete -c tlop -n '__fish_seen_subcommand_from sweep' -l profile -r -F -a '" in text
+    algs = stdlib_algorithms()
+    assert algs["taulop/bcast"] == tlop_own("taulop/bcast")
+    i = lines.index("        case 'taulop/bcast'")
+    assert lines[i + 1] == "            printf '%s\\n' " + " ".join(f"'{a}'" for a in algs["taulop/bcast"])
+    # quotes balanced on every line (fish would refuse the file otherwise)
+    assert all(ln.replace("\\'", "").count("'") % 2 == 0 for ln in lines)
+
+
+def tlop_own(module):
+    import tlop
+
+    return tlop.load(module).own_algorithms

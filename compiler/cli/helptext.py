@@ -49,9 +49,10 @@ HELP = {
     "new": ("Write a starter .tlop file (a closed-form algorithm, the same as a schedule, a where "
             "condition) with the commands to try on it.",
             ["tlop new mybcast"]),
-    "completion": ("Print a shell completion script: subcommands, options and their choices, stdlib "
-                   "modules, profiles and files.",
-                   ["tlop completion bash", "tlop completion zsh"]),
+    "completion": ("Print a shell completion script (bash, zsh, fish): subcommands, options and their choices, stdlib "
+                   "modules and their algorithms, profiles, configurations and files.",
+                   ["tlop completion bash", "tlop completion zsh",
+                    "tlop completion fish"]),
     "demo": ("Price several stdlib algorithms side by side on the default profile.",
              ["tlop demo", "tlop demo -P 4 16 --unit us"]),
     "convert-taulop": ("Convert libtaulop parameter files (SHM.txt, TCP.txt, IB.txt, gamma.txt) into a "

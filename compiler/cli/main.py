@@ -166,8 +166,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", help="the file to write: NAME.tlop (never overwritten)")
     p.set_defaults(run=cmd_new)
 
-    p = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
-    p.add_argument("shell", choices=("bash", "zsh"))
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(run=cmd_completion)
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
