@@ -202,7 +202,7 @@ def _complete(script, *words):
 def test_bash_completes_algorithms_of_a_stdlib_module_and_configurations(bash_script):
     assert _complete(bash_script, "tlop", "eval", "taulop/bcast", "binomial_") == ["binomial_openmpi",
                                                                                   "binomial_bcast"]
-    assert _complete(bash_script, "tlop", "explain", "taulop/allgather", "ri") == ["ring"]
+    assert "ring" in _complete(bash_script, "tlop", "explain", "taulop/allgather", "ri")
     assert "fig8" in _complete(bash_script, "tlop", "sweep", "--config", "f")
     assert _complete(bash_script, "tlop", "eval", "taulop/bc") == ["taulop/bcast"]  # modules still
 
