@@ -231,3 +231,24 @@ def tlop_own(module):
     import tlop
 
     return tlop.load(module).own_algorithms
+
+
+@pytest.mark.parametrize("argv, coloured", [
+    (["--color=always", "eval", "taulop/bcast", "binomal"], True),
+    (["eval", "taulop/bcast", "binomal", "--color", "always"], True),
+    (["--color", "always", "eval", "taulop/bcast", "binomal"], True),
+    (["eval", "taulop/bcast", "binomal", "--color=never"], False),
+    (["eval", "taulop/bcast", "binomal"], False),  # auto: captured stderr is not a terminal
+])
+def test_color_option(argv, coloured, capsys, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")  # always wins over NO_COLOR, as an explicit flag does
+    rc, _, err = run(argv, capsys)
+    assert rc == 1 and "did you mean 'binomial'" in err
+    assert ("\033[31merror[E003]" in err) == coloured
+
+
+def test_color_never_wins_over_force_color(capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\033[" in run(["eval", "taulop/bcast", "binomal"], capsys)[2]
+    assert "\033[" not in run(["eval", "taulop/bcast", "binomal", "--color=never"], capsys)[2]

@@ -62,6 +62,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     subcommand's parser is built (start-up: the others may import heavy modules)."""
     ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
     ap.add_argument("--version", action=_VersionAction)
+    ap.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"), default="auto",
+                    help="colour diagnostics: auto (a terminal without NO_COLOR; the default), always, never")
     sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
     p = sub.add_parser("check", help="parse and check .tlop files (every .tlop file under a directory)")
@@ -274,12 +276,20 @@ class _Subcommands:
         from tlop.cli.helptext import decorate
 
         if name not in INTERMIXED:
-            return self.sub.add_parser(name, **decorate(name, kwargs))
+            return _with_colour_option(self.sub.add_parser(name, **decorate(name, kwargs)))
         saved, self.sub._parser_class = self.sub._parser_class, _IntermixedParser  # noqa: SLF001
         try:
-            return self.sub.add_parser(name, **decorate(name, kwargs))
+            return _with_colour_option(self.sub.add_parser(name, **decorate(name, kwargs)))
         finally:
             self.sub._parser_class = saved  # noqa: SLF001
+
+
+def _with_colour_option(p):
+    """``--color`` after the command too (``tlop check f.tlop --color=never``); SUPPRESS keeps a
+    value given before the command."""
+    p.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"),
+                   default=argparse.SUPPRESS, help="colour diagnostics: auto (the default), always, never")
+    return p
 
 
 #: subcommands whose options may sit between the algorithm and its NAME=VALUE arguments
@@ -351,12 +361,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         keep_loaded_objects()
     argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
+    # the command: the first word that is not an option (nor the value of a top-level --color)
+    first = next((a for i, a in enumerate(argv) if not a.startswith("-")
+                  and not (i and argv[i - 1] in ("--color", "--colour"))), None)
     parser = build_parser(first if first in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse exits on usage errors and --help
         return int(e.code or 0)
+    from tlop.cli.colour import set_mode
+
+    set_mode(getattr(args, "color", "auto"))
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
