@@ -64,8 +64,8 @@ def _run(command: str, argv: list) -> str:
         with redirect_stderr(err):
             args = parser.parse_args([command] + argv)
     except SystemExit:
-        raise TlopError(f"tlop {command}: {err.getvalue().strip().splitlines()[-1] if err.getvalue() else 'bad arguments'}") \
-            from None
+        usage = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else "bad arguments"
+        raise TlopError(f"give valid arguments to tlop {command}: {usage}") from None
     out = io.StringIO()
     with redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("default")

@@ -256,3 +256,28 @@ def test_color_never_wins_over_force_color(capsys, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert "\033[" in run(["eval", "taulop/bcast", "binomal"], capsys)[2]
     assert "\033[" not in run(["eval", "taulop/bcast", "binomal", "--color=never"], capsys)[2]
+
+
+def test_json_records_the_mapping_and_a_user_profile_by_path_and_hash(tmp_path, capsys):
+    import hashlib
+    import json
+    import shutil
+
+    from tlop.runtime.profile import bundled_profiles
+
+    mine = tmp_path / "mine.json"
+    shutil.copy(bundled_profiles()["lusitania"], mine)
+    digest = hashlib.sha256(mine.read_bytes()).hexdigest()
+    for argv in (["eval", "taulop/bcast", "binomial_bcast", "P=4", "m=1KiB"],
+                 ["sweep", "taulop/bcast", "binomial_bcast", "P=4,8", "m=1KiB"],
+                 ["best", "taulop/bcast", "P=4,8", "m=1KiB"]):
+        rc, out, _ = run(argv + ["--profile", str(mine), "--json"], capsys)
+        data = json.loads(out)
+        assert rc == 0 and data["profile_path"] == str(mine.resolve()) and data["profile_sha256"] == digest
+        rc, out, _ = run(argv + ["--json"], capsys)  # a bundled profile: its name says it all
+        assert "profile_path" not in json.loads(out)
+    rc, out, _ = run(["sweep", "taulop/allgather", "ring", "P=8", "m=1KiB,2KiB", "--mapping", "sequential(4)",
+                      "--json"], capsys)
+    assert json.loads(out)["mapping"] == "sequential(4)"
+    rc, out, _ = run(["best", "taulop/bcast", "P=8", "m=1KiB", "--mapping", "4x2", "--json"], capsys)
+    assert json.loads(out)["mapping"] == "layout 4x2 (8 ranks on 4 nodes)"

@@ -189,7 +189,10 @@ def _best(args) -> int:
                            "seconds": float(best_cost[j]),
                            "costs": {n: float(c) for n, c in zip(labels, costs[:, j])}}
 
-        emit_stream({"files": args.files, "profile": prof.name, "algorithms": labels, "parameters": names_},
+        from tlop.cli.common import _provenance
+
+        emit_stream({"files": args.files, "profile": prof.name, **_provenance(prof, args), "algorithms": labels,
+                     "parameters": names_},
                     "points", points(),
                     lambda: {"engine": runs[used[0]][0] if used[0] >= 0 else "interp",
                              "excluded": [{"algorithm": n, "reason": why}

@@ -180,7 +180,7 @@ def explain_code_text(code: str) -> str:
     if re.fullmatch(r"E?\d{1,3}", text):
         text = f"E{int(text.lstrip('E')):03d}"
     if text not in titles:
-        raise TlopError(Diagnostic(f"no diagnostic code '{code}'{hint(text, titles) or ';'} codes: "
+        raise TlopError(Diagnostic(f"give a diagnostic code: '{code}' is none{hint(text, titles) or ';'} codes: "
                                    f"{', '.join(sorted(titles))}", code="E030"))
     import textwrap
 
@@ -224,5 +224,6 @@ def cmd_help(args) -> int:
     from tlop.runtime.diagnostics import Diagnostic
     from tlop.runtime.suggest import hint
 
-    raise TlopError(Diagnostic(f"tlop help {topic}: not a command or a diagnostic code{hint(topic, COMMANDS) or ';'} "
+    raise TlopError(Diagnostic(f"give a command or a diagnostic code: '{topic}' is neither"
+                               f"{hint(topic, COMMANDS) or ';'} "
                     f"commands: {', '.join(COMMANDS)}", code="E030"))

@@ -204,7 +204,10 @@ def _sweep(args) -> int:
     if args.json:
         from tlop.cli.jsonout import emit_stream
 
+        from tlop.cli.common import _provenance
+
         emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+                     **_provenance(prof, args, h if h.ir.over is not None else None),
                      "parameters": names}, "points",
                     ({**_json_point(names, ptypes, m.program, columns, j),
                       "seconds": float(val) if val == val else None}

@@ -51,6 +51,35 @@ def _profile(args):
     return prof
 
 
+def _provenance(prof, args=None, handle=None) -> dict:
+    """What a JSON record needs to be reproduced beyond the profile's name: a profile from a file
+    the user gave (not a bundled one) by its path and SHA-256, and the mapping or configuration
+    in use (``--mapping``, ``--config``, ``--layout``) as its text."""
+    import hashlib
+
+    out = {}
+    path = getattr(prof, "path", None)
+    if path is not None:
+        from pathlib import Path
+
+        from tlop.runtime.profile import bundled_profiles
+
+        path = Path(path).resolve()
+        if path not in {Path(p).resolve() for p in bundled_profiles().values()}:
+            try:
+                out["profile_path"] = str(path)
+                out["profile_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                pass
+    if args is not None:
+        mapping = _mapping(args, handle) if handle is not None else None
+        if mapping is None and any(getattr(args, k, None) for k in ("mapping", "config", "layout")):
+            mapping = _mapping(args)
+        if mapping is not None:
+            out["mapping"] = str(mapping)
+    return out
+
+
 def _assignments(items: Sequence[str]) -> dict:
     out = {}
     for it in items:
