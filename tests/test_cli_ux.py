@@ -281,3 +281,20 @@ def test_json_records_the_mapping_and_a_user_profile_by_path_and_hash(tmp_path, 
     assert json.loads(out)["mapping"] == "sequential(4)"
     rc, out, _ = run(["best", "taulop/bcast", "P=8", "m=1KiB", "--mapping", "4x2", "--json"], capsys)
     assert json.loads(out)["mapping"] == "layout 4x2 (8 ranks on 4 nodes)"
+
+
+def test_export_markdown_writes_the_printed_table(tmp_path, capsys, golden):
+    md = tmp_path / "sweep.md"
+    rc, out, err = run(["sweep", "taulop/bcast", "binomial_bcast", "P=2..8:x2", "m=1KiB,1MiB", "--engine", "interp",
+                        "--export-markdown", str(md)], capsys)
+    assert rc == 0 and err == f"wrote {md}\n"
+    text = md.read_text()
+    # the same cells as the printed table
+    printed = [ln.split("  ") for ln in out.splitlines()[2:]]
+    assert [[c.strip() for c in r if c.strip()] for r in printed] == \
+        [[c.strip() for c in ln.strip("|").split("|")] for ln in text.splitlines()[2:]]
+    mb = tmp_path / "best.md"
+    rc, out, err = run(["best", "taulop/bcast", "P=8", "m=1KiB..1MiB:x32", "--engine", "interp",
+                        "--export-markdown", str(mb)], capsys)
+    assert rc == 0
+    golden(GOLDEN / "export_markdown.md", text + "\n" + mb.read_text())

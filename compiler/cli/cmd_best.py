@@ -211,7 +211,10 @@ def _best(args) -> int:
         rk, ck = swept
         layout = matrix_layout(rk, ck, axes, label, max(len(n) for n in labels + ["-"]) + 16, grid.size)
     # the height of the table is known before evaluating it: title, notes, fixed values, header, rows
-    with _paged(args, _table_rows(grid, swept, layout) + 3 + len(excluded) + len(candidates)):
+    from tlop.cli.common import _markdown_export
+
+    with _paged(args, _table_rows(grid, swept, layout) + 3 + len(excluded) + len(candidates)), \
+            _markdown_export(args):
         if layout is not None:
             fixed = {k: axes[k][0] for k in names_ if k not in swept}
 

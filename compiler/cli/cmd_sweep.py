@@ -219,7 +219,9 @@ def _sweep(args) -> int:
         rk, ck = swept
         layout = matrix_layout(rk, ck, axes, label, _cost_width(args), grid.size)
     # the height of the table is known before evaluating it: title, fixed values, header, rows
-    with _paged(args, _table_rows(grid, swept, layout) + 3):
+    from tlop.cli.common import _markdown_export
+
+    with _paged(args, _table_rows(grid, swept, layout) + 3), _markdown_export(args):
         _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks)
     _skipped_note(h, skipped[0], grid.size)
     return 0

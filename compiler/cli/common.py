@@ -318,8 +318,13 @@ def _print_table_chunks(header, chunks, preamble=None) -> None:
     if preamble:
         preamble()
     print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    kept = [] if _markdown_tables is not None else None
     for rows in chunks():
         sys.stdout.write("".join("  ".join(str(c).rjust(w) for c, w in zip(r, widths)) + "\n" for r in rows))
+        if kept is not None:
+            kept.extend(rows)
+    if kept is not None:
+        _markdown_tables.append((list(header), kept))
     if nrows > LONG_TABLE:
         print(f"tlop: note: {nrows} rows; --csv OUT writes the grid as CSV (--csv - to standard output)",
               file=sys.stderr)
@@ -328,7 +333,52 @@ def _print_table_chunks(header, chunks, preamble=None) -> None:
 _csv_number = fmt.csv_number
 
 
-_print_table = print_table
+def _print_table(header, rows) -> None:
+    """An aligned table on stdout (:func:`tlop.cli.table.print_table`), kept for
+    ``--export-markdown`` when that is asked for."""
+    print_table(header, rows)
+    if _markdown_tables is not None:
+        _markdown_tables.append((list(header), [list(r) for r in rows]))
+
+
+#: the tables printed while ``--export-markdown`` collects them (None: not collecting)
+_markdown_tables = None
+
+
+def _add_markdown_option(p) -> None:
+    p.add_argument("--export-markdown", metavar="FILE",
+                   help="also write the printed table as a GitHub Markdown table into FILE (as hyperfine does)")
+
+
+class _markdown_export:
+    """``with _markdown_export(args):`` — the tables printed inside are also written, as Markdown,
+    to ``args.export_markdown`` (nothing when the option is not given)."""
+
+    def __init__(self, args):
+        self.target = getattr(args, "export_markdown", None)
+
+    def __enter__(self):
+        global _markdown_tables
+        if self.target:
+            _markdown_tables = []
+        return self
+
+    def __exit__(self, kind, value, tb):
+        global _markdown_tables
+        tables, _markdown_tables = _markdown_tables, None
+        if not self.target or kind is not None:
+            return False
+        from tlop.cli.table import markdown_table
+        from tlop.runtime.atomic import open_text_atomic
+
+        try:
+            with open_text_atomic(self.target) as f:
+                f.write("\n".join(markdown_table(h, r) for h, r in tables or []))
+        except OSError as err:
+            raise TlopError(f"{printable(self.target)}: cannot write the Markdown table: {err.strerror or err}") \
+                from None
+        print(f"wrote {printable(self.target)}", file=sys.stderr)
+        return False
 
 
 def _add_profile_options(p):

@@ -25,7 +25,8 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.cli import format as fmt
 from tlop.cli.jsonout import emit as _emit_json
-from tlop.cli.common import _add_max_points, _add_pager_option, _add_profile_options, _load, _print_error
+from tlop.cli.common import _add_markdown_option, _add_max_points, _add_pager_option, _add_profile_options, _load, \
+    _print_error
 from tlop.cli.cmd_check import cmd_check
 from tlop.cli.cmd_show import cmd_show
 from tlop.cli.cmd_eval import cmd_eval
@@ -119,6 +120,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--invalid", choices=("skip", "error"), default="skip",
                    help="points where the algorithm's constraints or where condition fail: skip them (shown as -, "
                         "counted in a note; the default, as tlop best does) or stop with the error")
+    _add_markdown_option(p)
     p.add_argument("--distributed", action="store_true",
                    help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
                         "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
@@ -144,6 +146,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                                                   "over one or two swept parameters) into FILE (.svg, .png or .pdf); "
                                                   "with --crossover, the crossover value against the other swept "
                                                   "parameter")
+    _add_markdown_option(p)
     fmt.add_unit_option(p)
     _add_pager_option(p)
     _add_profile_options(p)
