@@ -149,12 +149,16 @@ def _best(args) -> int:
         """How many times more the next best costs (``×2.28``), or ``-``."""
         return f"×{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"
 
+    detail = [2]  # what a matrix cell shows: 2 name, cost and margin; 1 name and margin; 0 the name
+
     def cell(best, best_cost, second, j) -> str:
-        """A matrix cell: the cheapest, its cost and its margin (``binomial 6.614 µs ×2.28``)."""
+        """A matrix cell: the cheapest, its cost and its margin (``binomial 6.614 µs ×2.28``), less
+        when the terminal is too narrow for that (see ``detail``)."""
         if not np.isfinite(best_cost[j]):
             return "-"
         m = margin(best_cost, second, j)
-        return f"{labels[best[j]]} {fmt.seconds(best_cost[j], args)}" + ("" if m == "-" else f" {m}")
+        cost = f" {fmt.seconds(best_cost[j], args)}" if detail[0] == 2 else ""
+        return f"{labels[best[j]]}{cost}" + ("" if m == "-" or detail[0] == 0 else f" {m}")
 
     def next_best(costs, best, j) -> str:
         """The name of the second cheapest algorithm at point ``j``, or ``-``."""
@@ -209,7 +213,11 @@ def _best(args) -> int:
     layout = None
     if len(swept) == 2:
         rk, ck = swept
-        layout = matrix_layout(rk, ck, axes, label, max(len(n) for n in labels + ["-"]) + 16, grid.size)
+        name_width = max(len(n) for n in labels + ["-"])
+        for detail[0], extra in ((2, 16), (1, 6), (0, 0)):  # the most a terminal's width allows
+            layout = matrix_layout(rk, ck, axes, label, name_width + extra, grid.size)
+            if layout is not None:
+                break
     # the height of the table is known before evaluating it: title, notes, fixed values, header, rows
     from tlop.cli.common import _markdown_export
 
@@ -227,7 +235,7 @@ def _best(args) -> int:
                 table = _transposed(grid, rk, ck, label, lambda r, i: cell(r[1], r[2], r[3], i), chunks)
                 preamble2()
                 _print_table(*table)
-                _cell_legend(len(candidates))
+                _cell_legend(len(candidates), detail[0])
                 return 0
             header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
             cols = len(axes[ck])
@@ -237,7 +245,7 @@ def _best(args) -> int:
                     yield [[label(rk, columns[rk][i])] + [cell(best, best_cost, second, j) for j in range(i, i + cols)]
                            for i in range(0, len(best), cols)]
             _print_table_chunks(header, rows, preamble2)
-            _cell_legend(len(candidates))
+            _cell_legend(len(candidates), detail[0])
         else:  # one row per point (also a matrix too wide for the terminal either way round)
             header = names_ + ["best", "cost", "next best", "×"]
 
@@ -251,6 +259,7 @@ def _best(args) -> int:
     return 0
 
 
-def _cell_legend(candidates: int) -> None:
-    if candidates > 1:
-        print("(each cell: the cheapest algorithm, its cost, and × how many times more the next best costs)")
+def _cell_legend(candidates: int, detail: int) -> None:
+    if candidates > 1 and detail:
+        print("(each cell: the cheapest algorithm, " + ("its cost, " if detail == 2 else "")
+              + "and × how many times more the next best costs)")
