@@ -298,3 +298,10 @@ def test_export_markdown_writes_the_printed_table(tmp_path, capsys, golden):
                         "--export-markdown", str(mb)], capsys)
     assert rc == 0
     golden(GOLDEN / "export_markdown.md", text + "\n" + mb.read_text())
+
+
+@pytest.mark.parametrize("opt, value", [("--mapping", "sequential(4)"), ("--config", "fig8"),
+                                        ("--layout", "x.json")])
+def test_demo_refuses_the_options_it_cannot_honour(opt, value, capsys):
+    rc, out, err = run(["demo", opt, value], capsys)
+    assert rc == 1 and out == "" and f"error[E030]: {opt}: tlop demo prices closed forms that take no mapping" in err
