@@ -171,10 +171,18 @@ def _best(args) -> int:
     if getattr(args, "plot", None):
         from tlop.cli.plot_grid import selection_figure, write_figure
 
-        won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
         fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names_ if len(axes[k]) == 1)
         title = f"cheapest algorithm on {prof.name}" + (f" ({fixed})" if fixed else "")
-        write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
+        swept1 = [k for k in names_ if len(axes[k]) > 1]
+        if len(swept1) == 1:  # one swept parameter: every candidate's cost curve, the winner's thick
+            from tlop.cli.plot_grid import best_curves_figure, plotted_axes
+
+            plotted_axes(names_, grid.shape, "best")
+            costs = np.concatenate([c[4] for c in chunks()], axis=1)
+            write_figure(best_curves_figure(title, swept1[0], axes[swept1[0]], costs, labels, label), args.plot)
+        else:
+            won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
+            write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
