@@ -50,3 +50,25 @@ def test_one_dimensional_best_plot_draws_the_cost_curves_with_the_winner_thick(t
     assert all(lines[g].get_linewidth() > 2 * lines[g.replace("winner", "cost")].get_linewidth()
                for g in lines if g.startswith("winner-"))
     assert [t.get_text() for t in ax.get_legend().get_texts()] == algs
+
+
+def _inside(fig, artist) -> bool:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = artist.get_window_extent(canvas.get_renderer())
+    W, H = fig.bbox.width, fig.bbox.height
+    return box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= W + 0.5 and box.y1 <= H + 0.5
+
+
+@pytest.mark.parametrize("Ps", [[2], [2, 4], [2, 4, 8, 16, 32, 64]])
+def test_the_mu_colour_bar_label_is_not_clipped(Ps):
+    from tlop.cli.validate_report import Cell, cells_from_records, figures
+
+    cells = [Cell(f"a:{P}:{m}", "taulop/bcast:binomial", P, m, 1e-6 * P) for P in Ps for m in (1024.0, 4096.0)]
+    records = [{"kind": "point", "key": c.key, "stats": {"median": c.predicted * 1.5, "n": 5}} for c in cells]
+    heat = figures(cells_from_records(cells, records))["mu"]
+    bar_axes = [a for a in heat.axes if a.get_ylabel().startswith("µ = ")]
+    assert len(bar_axes) == 1
+    assert _inside(heat, bar_axes[0].yaxis.label)

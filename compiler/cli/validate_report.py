@@ -173,7 +173,8 @@ def figures(cells: list) -> dict:
         ax.set_ylabel("time (s)")
         ax.grid(True, linewidth=0.4, color="0.85")
         ax.legend(fontsize=6)
-    heat = Figure(figsize=(4.2 * n, 0.9 + 0.55 * len(Ps)), layout="constrained")
+    # tall enough for the colour bar's label (2.4 in): a row or two of P must not clip it
+    heat = Figure(figsize=(4.2 * n, max(2.4, 0.9 + 0.55 * len(Ps))), layout="constrained")
     haxes = heat.subplots(1, n, squeeze=False)[0]
     mesh = None
     for k, (ax, a) in enumerate(zip(haxes, algs)):
