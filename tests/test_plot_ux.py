@@ -52,12 +52,17 @@ def test_one_dimensional_best_plot_draws_the_cost_curves_with_the_winner_thick(t
     assert [t.get_text() for t in ax.get_legend().get_texts()] == algs
 
 
-def _inside(fig, artist) -> bool:
+def _extent(fig, artist):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
-    box = artist.get_window_extent(canvas.get_renderer())
+    return artist.get_window_extent(canvas.get_renderer())
+
+
+def _inside(fig, artist) -> bool:
+    """The artist lies in the figure, and a colour bar's label no longer than its bar."""
+    box = _extent(fig, artist)
     W, H = fig.bbox.width, fig.bbox.height
     return box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= W + 0.5 and box.y1 <= H + 0.5
 
@@ -72,3 +77,5 @@ def test_the_mu_colour_bar_label_is_not_clipped(Ps):
     bar_axes = [a for a in heat.axes if a.get_ylabel().startswith("µ = ")]
     assert len(bar_axes) == 1
     assert _inside(heat, bar_axes[0].yaxis.label)
+    # the label runs along the bar and is no longer than it (else it is cut or overhangs)
+    assert _extent(heat, bar_axes[0].yaxis.label).height <= _extent(heat, bar_axes[0]).height
