@@ -32,8 +32,8 @@ What it does not do: the measuring itself (:mod:`.worker`), the fits (:mod:`.fit
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 import os
 import signal
 import socket
