@@ -25,7 +25,6 @@ CASES = {
     "intermixed_sweep": (["sweep", "taulop/bcast", "binomial_bcast", "P=2,4", "--engine", "interp",
                           "m=1KiB", "--profile", "lusitania"], 0),
     "did_you_mean_module": (["eval", "taulop/bcat", "binomial_bcast", "P=16", "m=1KiB"], 1),
-    "did_you_mean_family": (["eval", "taulop/nope", "binomial_bcast"], 1),
     "did_you_mean_algorithm": (["eval", "taulop/bcast", "binomal", "P=16", "m=1KiB"], 1),
     "did_you_mean_unit": (["eval", "taulop/bcast", "binomial_bcast", "P=16", "m=1mb"], 1),
     "did_you_mean_parameter": (["sweep", "taulop/bcast", "binomial_bcast", "p=16", "m=1KiB"], 1),
@@ -33,6 +32,15 @@ CASES = {
     "mapping_nodes_x_ranks": (["eval", "taulop/allgather", "ring", "m=1KiB", "--mapping", "4x2",
                                "--engine", "interp"], 0),
 }
+
+
+def test_an_unknown_module_of_a_family_lists_that_family(capsys):
+    from tlop.frontend.loader import stdlib_modules
+
+    rc, _, err = run(["eval", "taulop/nope", "binomial_bcast"], capsys)
+    head, _, listed = err.partition("; modules of taulop: ")
+    assert rc == 1 and head == "tlop: error[E007]: no such file or stdlib module: 'taulop/nope'"
+    assert listed.strip().split(", ") == [m for m in stdlib_modules() if m.startswith("taulop/")]
 
 
 def test_intermixed_options_give_the_same_result_as_options_first(capsys):
