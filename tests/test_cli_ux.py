@@ -313,3 +313,16 @@ def test_export_markdown_writes_the_printed_table(tmp_path, capsys, golden):
 def test_demo_refuses_the_options_it_cannot_honour(opt, value, capsys):
     rc, out, err = run(["demo", opt, value], capsys)
     assert rc == 1 and out == "" and f"error[E030]: {opt}: tlop demo prices closed forms that take no mapping" in err
+
+
+def test_a_mapping_a_closed_form_ignores_or_contradicts_is_said(capsys):
+    rc, out, err = run(["eval", "taulop/allgather", "ring_allgather_seq", "P=16", "m=1KiB", "Q=8",
+                        "--mapping", "sequential(4)"], capsys)
+    assert rc == 0 and err == ("tlop: warning: --mapping sequential(4): 'ring_allgather_seq' is a closed form, not "
+                               "over a process mapping; the mapping is not used, and Q=8 contradicts it: it places "
+                               "4 ranks per node at P=16\n")
+    rc, out, err = run(["eval", "taulop/allgather", "ring_allgather_seq", "P=16", "m=1KiB", "Q=4",
+                        "--mapping", "4x4"], capsys)
+    assert rc == 0 and "the mapping is not used\n" in err and "contradicts" not in err
+    rc, out, err = run(["eval", "taulop/allgather", "ring", "P=8", "m=1KiB", "--mapping", "sequential(4)"], capsys)
+    assert rc == 0 and err == ""  # a schedule over the mapping uses it

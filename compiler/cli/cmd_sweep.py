@@ -168,6 +168,9 @@ def _sweep(args) -> int:
 
             raise TlopError(f"'{h.name}' has no parameter '{k}'{hint(k, ptypes) or ';'} parameters: {', '.join(ptypes)}")
     per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
+    from tlop.cli.common import _check_mapping_used
+
+    _check_mapping_used(args, h, {k: v for k, v in raw.items() if k in ("P", "Q") and "," not in v and ".." not in v})
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]

@@ -80,6 +80,34 @@ def _provenance(prof, args=None, handle=None) -> dict:
     return out
 
 
+def _check_mapping_used(args, handle, point: dict) -> None:
+    """Warn when ``--mapping`` is given for an algorithm that is not over a mapping (a closed
+    form ignores it), and when its ``Q`` (ranks per node) contradicts what the mapping places at
+    that ``P`` — the silent disagreement a ranks-per-node parameter allows."""
+    spec = getattr(args, "mapping", None)
+    if not spec or handle.ir.over is not None:
+        return
+    import warnings
+
+    msg = (f"--mapping {printable(spec)}: '{handle.name}' is a closed form, not over a process mapping; "
+           f"the mapping is not used")
+    q, P = point.get("Q"), point.get("P")
+    if q is not None and P is not None and any(p.name == "Q" for p in handle.params):
+        try:
+            import numpy as np
+
+            from tlop.backends.binding import as_mapping
+
+            Pn, qn = int(float(P)), int(float(q))
+            counts = np.bincount(np.asarray(as_mapping(spec).node_of(np.arange(Pn), Pn), dtype=np.int64))
+            counts = counts[counts > 0]
+            if len(set(counts.tolist())) == 1 and int(counts[0]) != qn:
+                msg += (f", and Q={qn} contradicts it: it places {int(counts[0])} ranks per node at P={Pn}")
+        except (TlopError, ValueError, OverflowError):
+            pass
+    warnings.warn(msg, stacklevel=2)
+
+
 def _assignments(items: Sequence[str]) -> dict:
     out = {}
     for it in items:
