@@ -41,11 +41,15 @@ class Source:
     text: str = field(repr=False)
 
     def line(self, n: int) -> str:
-        """Line ``n`` (1-based) without its line ending, or '' past the end.  The text is split
-        once per source (thousands of diagnostics in one file once split it each time)."""
+        """Line ``n`` (1-based) without its line ending, or '' past the end.  Lines end at
+        ``\n`` only, as the lexer (ANTLR) and JSON count them — not at a lone CR, U+2028, NEL, VT
+        or FF, where :meth:`str.splitlines` would also split and quote another line.  The text is
+        split once per source (thousands of diagnostics in one file once split it each time)."""
         lines = self.__dict__.get("_lines")
         if lines is None:
-            lines = self.text.splitlines()
+            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in self.text.split("\n")]
+            if lines and lines[-1] == "" and self.text.endswith("\n"):
+                lines.pop()
             self.__dict__["_lines"] = lines  # a cache, not a field: frozen, equality unchanged
         return lines[n - 1] if 1 <= n <= len(lines) else ""
 

@@ -83,7 +83,9 @@ class Interpolation:
     m_beyond: str = "linear"
     tau_beyond: str = "proportional"
     nonnegative: bool = True
-    out_of_grid: str = "allow"
+    #: a lookup outside the measured grid warns (once per table and evaluation) unless a profile
+    #: or the user chooses ``"allow"`` explicitly (issue 22: no silent extrapolation)
+    out_of_grid: str = "warn"
 
     def __post_init__(self):
         for name, choices in _CHOICES.items():

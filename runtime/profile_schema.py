@@ -57,6 +57,9 @@ PATH_KIND = "path"
 _TABLE_KEYS = ("m", "tau", "values")
 _METADATA_STRINGS = ("machine", "description", "date", "method", "source", "notes")
 _MPI_KEYS = ("library", "version")
+#: the machine a profile describes, when known: evaluations over a mapping that needs more nodes,
+#: or more ranks on one node than it has cores, are warned about (:mod:`tlop.runtime.machine`)
+_METADATA_COUNTS = ("nodes", "cores_per_node")
 #: deepest nesting of JSON arrays and objects a profile may have (real ones nest about 6 deep)
 MAX_DEPTH = 200
 #: an integer literal with more digits than this cannot be a finite double
@@ -341,6 +344,9 @@ class _Checker:
                 datetime.date.fromisoformat(v["date"])
             except ValueError:
                 self.fail(path + ("date",), f"expected a date YYYY-MM-DD, got {v['date']!r}")
+        for k in _METADATA_COUNTS:  # the machine's size (out-of-machine warnings)
+            if k in v and not (type(v[k]) is int and v[k] >= 1):
+                self.fail(path + (k,), f"expected a whole number >= 1, got {_describe(v[k])}")
         if "mpi" in v:
             self.obj(v["mpi"], path + ("mpi",), _MPI_KEYS)
             for k in _MPI_KEYS:
@@ -474,6 +480,36 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _surrogate_path(v, path: list, depth: int = 0):
+    """The path of the first string (or key) of ``v`` holding a lone surrogate (JSON lets
+    ``"\\ud800"`` through; no text can be printed or encoded with one), else None."""
+    if depth > MAX_DEPTH:
+        return None  # the checker reports the depth
+    if isinstance(v, str):
+        return path if _SURROGATE.search(v) else None
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(k, str) and _SURROGATE.search(k):
+                return path + [printable(k)]
+            got = _surrogate_path(x, path + [k], depth + 1)
+            if got is not None:
+                return got
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            got = _surrogate_path(x, path + [i], depth + 1)
+            if got is not None:
+                return got
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def validate(data: Any, source: str) -> ValidatedProfile:
     """Validate a decoded profile; ``source`` names it in error messages."""
-    return _Checker(source).profile(data)
+    checker = _Checker(source)
+    bad = _surrogate_path(data, [])
+    if bad is not None:
+        checker.fail(bad, "a string holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): "
+                          "not Unicode text")
+    return checker.profile(data)

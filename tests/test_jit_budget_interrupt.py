@@ -89,13 +89,16 @@ LONG = textwrap.dedent('''
     # the native enumeration (the shift has a closed form, which would finish at once)
     ev = mod["spin"].compile("lusitania", mapping="sequential(8)", closed_forms=False)
     ev(P=64, m=1000.0, K=2)
-    print("ready", flush=True)
     t = time.monotonic()
     try:
+        # "ready" inside the try: every SIGINT the parent sends after reading it is caught here
+        print("ready", flush=True)
         ev(P=1 << 20, m=1000.0, K=100000)
     except KeyboardInterrupt:
+        import os, signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's next SIGINT, if any, changes nothing
         print(f"interrupted after {time.monotonic() - t:.2f}s", flush=True)
-        sys.exit(3)
+        os._exit(3)
     print("finished", flush=True)
 ''')
 
@@ -104,9 +107,19 @@ def test_ctrl_c_stops_a_long_native_evaluation():
     proc = subprocess.Popen([sys.executable, "-c", LONG], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)  # uninterrupted: about 100,000 stages of 2^20 sends
+        # a handshake, not a sleep: the child reports "ready" just before it enters native code,
+        # and a SIGINT that arrives before a native point starts counts as already seen there;
+        # so the signal is repeated until the child reacts (each one after the first finds the
+        # native loop running), within a bound that a loaded machine cannot reach by accident
+        # (uninterrupted: about 100,000 stages of 2^20 sends)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        out, err = proc.communicate(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -116,14 +129,61 @@ def test_ctrl_c_stops_a_long_native_evaluation():
     assert "interrupted after" in out
 
 
+LONG_SUM = textwrap.dedent('''
+    import sys, time
+    import numpy as np
+    import tlop
+    mod = tlop.loads("""
+    import "taulop/platform.tlop"
+    algorithm spin(K: int >= 1, m: bytes) = sum i in 1 .. K: L[shm](m, 2) / i
+    """, "spin_sum.tlop")
+    ev = mod["spin"].compile("lusitania")
+    ev(K=10, m=1000.0)
+    print("ready", flush=True)
+    t = time.monotonic()
+    try:  # 10^4 points of 10^7 terms, each with a loop-invariant table search LLVM hoists
+        ev.batch(K=np.full(10000, 10.0 ** 7), m=np.full(10000, 1000.0))
+    except KeyboardInterrupt:
+        print(f"interrupted after {time.monotonic() - t:.2f}s", flush=True)
+        sys.exit(3)
+    print("finished", flush=True)
+''')
+
+
+@pytest.mark.parametrize("program", [LONG, LONG_SUM], ids=["stages", "reduction"])
+def test_ctrl_c_stops_a_long_native_loop_the_optimiser_has_worked_on(program):
+    """The poll survives optimisation, in stage loops and in a reduction whose invariant table
+    search is hoisted out of it."""
+    proc = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "finished" not in out, "the evaluation ended before the signal: make it longer"
+    assert proc.returncode == 3, (out, err)
+
+
 def test_sigint_outside_native_code_still_reaches_python():
     from tlop.backends.jit import interrupt
 
-    MOD["few"].compile("lusitania")  # compiling installs the native handler
-    assert interrupt.installed()
-    with pytest.raises(KeyboardInterrupt):
-        signal.raise_signal(signal.SIGINT)
-        time.sleep(1)  # the Python handler runs at the next check
+    # independent of the tests before it: Python's own handler, then the native one in front of
+    # it as every compile installs it (a test or plugin may have replaced SIGINT's handler)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        MOD["few"].compile("lusitania")
+        assert interrupt.install() and interrupt.installed()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(1000):  # the Python handler runs at the next bytecode check
+                time.sleep(0.001)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_large_modules_are_optimised_less_and_huge_ones_refused():

@@ -98,7 +98,7 @@ def test_with_interpolation_changes_lookups_not_the_original():
 
 
 def test_out_of_grid_allow_is_silent():
-    t = sample().table("L", "shm")
+    t = sample(out_of_grid="allow").table("L", "shm")  # allow is the explicit choice (default: warn)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert t.lookup(128, 16) > 0

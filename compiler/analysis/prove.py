@@ -16,9 +16,12 @@ What it does:
   original under the axioms of the families used: symbolically (sums with symbolic bounds
   abstracted), and if that is not decided, for bounded parameters by unrolling every sum to at
   most ``bound`` terms.  A failure carries a counterexample.
-* :func:`prove_relation` proves or refutes ``lhs rel rhs`` under assumptions; a refutation's
-  counterexample is re-evaluated by the interpreter (:mod:`tlop.analysis.recheck`), so it shows
-  the values the claim really has there, or is marked spurious when the claim holds there.
+* :func:`prove_relation` proves or refutes ``lhs rel rhs`` under assumptions, in exact
+  arithmetic (:data:`NUMBER_MODEL`: reals, whole numbers for int, channel and bytes; not the
+  engines' doubles).  Contradictory assumptions give ``vacuous``, never ``proved``.  A
+  counterexample is re-evaluated by the interpreter (:mod:`tlop.analysis.recheck`): the claim
+  is ``refuted`` only when that evaluation confirms it; otherwise the answer is ``unknown``
+  with the reason (spurious: the claim holds there; or the point could not be evaluated).
 
 What it does not do: choose rules or simplify (:mod:`tlop.analysis.simplify`).
 """
@@ -36,7 +39,7 @@ from tlop.analysis.rules.core import Rule, match, MatchContext, PVAR
 from tlop.analysis.smt import CostVar, Encoder, ModelAxioms, z3_value
 from tlop.analysis.solver_time import solver_timeout_ms
 
-__all__ = ["Outcome", "verify_rule", "condition_needed", "validate", "prove_relation", "Counterexample"]
+__all__ = ["Outcome", "verify_rule", "condition_needed", "validate", "prove_relation", "Counterexample", "NUMBER_MODEL"]
 
 
 @dataclass
@@ -101,7 +104,8 @@ def _fmt(v):
 
 @dataclass
 class Outcome:
-    """The result of a proof: ``status`` is ``proved``, ``refuted`` or ``unknown``."""
+    """The result of a proof: ``status`` is ``proved``, ``refuted`` or ``unknown`` (and, for
+    :func:`prove_relation`, ``vacuous``)."""
     status: str
     seconds: float = 0.0
     counterexample: Optional[Counterexample] = None
@@ -485,35 +489,80 @@ _RELS = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: 
          "!=": lambda a, b: a != b}
 
 
+#: the number model every verdict of :func:`prove_relation` is about (printed with it)
+NUMBER_MODEL = ("exact arithmetic (reals; int, channel and bytes variables whole numbers, bytes never negative), not the engines' "
+                "doubles: their rounding is not covered")
+
+
+def _satisfiable(facts, timeout_ms) -> Optional[bool]:
+    """Whether ``facts`` have a model (None: undecided within the time)."""
+    s = z3.Solver()
+    s.set("timeout", solver_timeout_ms(min(timeout_ms, 10000)))
+    s.add(*facts)
+    r = s.check()
+    if r == z3.unknown:
+        _interrupted(s)
+        return None
+    return r == z3.sat
+
+
 def prove_relation(lhs: ir.Expr, rel: str, rhs: ir.Expr, program: Optional[ir.Program] = None, *,
                    assume=(), int_vars=(), axioms: ModelAxioms = ModelAxioms(), bound: int = 64,
-                   timeout_ms: int = 30000) -> Outcome:
-    """Prove ``lhs rel rhs`` for every value of the free variables satisfying ``assume``; on
-    refutation the outcome carries a counterexample.  Sums with symbolic bounds are unrolled to
-    ``bound`` terms (the result then holds where no sum is longer)."""
+                   timeout_ms: int = 30000, mapping=None) -> Outcome:
+    """Prove ``lhs rel rhs`` for every value of the free variables satisfying ``assume``, in
+    :data:`NUMBER_MODEL`.  Sums with symbolic bounds are unrolled to ``bound`` terms (the result
+    then holds where no sum is longer).
+
+    The status is ``proved``; ``vacuous`` when the assumptions contradict each other (nothing
+    satisfies them, so nothing is proved); ``refuted`` only with a counterexample the
+    interpreter evaluated and confirmed (:mod:`tlop.analysis.recheck`: both sides computed
+    there, reading only table values the solver chose consistently with the model's axioms;
+    ``mapping`` evaluates schedules); else ``unknown``, ``detail`` saying why."""
     t0 = time.perf_counter()
     if rel not in _RELS:
         from tlop.runtime.diagnostics import TlopError
         raise TlopError(f"unknown relation '{rel}'; use one of <=, <, >=, >, ==, !=")
     last = None
+    why = "the solver could not decide within the time"
     for mode in ("abstract", "bounded"):
         enc = Encoder(program, axioms=axioms, int_vars=int_vars, sum_mode=mode, bound=bound)
         a = enc.encode(lhs)
         b = enc.encode(rhs)
         pre = [enc.encode(f) != 0 for f in assume]
         math, groups = _split_groups(enc)
+        if mode == "abstract" and pre and _satisfiable(pre + math, timeout_ms) is False:
+            return Outcome("vacuous", time.perf_counter() - t0, mode=mode,
+                           detail="the assumptions contradict each other (with the parameters' constraints "
+                                  "and the algorithms' where clauses): no point satisfies them, so the claim "
+                                  "is not proved")
         status, model, used = _check_tracked(groups, pre + math + enc.assumptions, _RELS[rel](a, b), timeout_ms)
         last = (status, model, enc, a, b, mode)
+        if status == "proved" and mode == "bounded" and enc.assumptions \
+                and _satisfiable(pre + math + enc.assumptions, timeout_ms) is not True:
+            last = ("unknown", None, enc, a, b, mode)
+            why = (f"no point satisfying the assumptions has every sum within --bound {bound} terms, "
+                   f"so the bounded proof says nothing; a larger --bound may decide it")
+            break  # no point has every sum within the bound: a bounded proof would be vacuous
         if status == "proved":
             return Outcome("proved", time.perf_counter() - t0, assumptions=used,
                            mode="symbolic" if mode == "abstract" else f"bounded (sums of at most {bound} terms)")
     status, model, enc, a, b, mode = last
-    cex = _counterexample(model, dict(enc.vars), a, b, enc) if model is not None else None
-    if cex is not None and status == "refuted":
-        from tlop.analysis.recheck import recheck
+    if status != "refuted" or model is None:
+        return Outcome("unknown", time.perf_counter() - t0, mode=mode, detail=why)
+    shown = {k: v for k, v in enc.vars.items() if not k.startswith("%")}  # never an internal name
+    cex = _counterexample(model, shown, a, b, enc)
+    from tlop.analysis.recheck import recheck
 
-        cex.checked = recheck(program, model, enc, lhs, rhs, _RELS[rel], cex.values)
-    return Outcome(status, time.perf_counter() - t0, counterexample=cex, mode=mode)
+    cex.checked = recheck(program, model, enc, lhs, rhs, _RELS[rel], cex.values, mapping=mapping)
+    c = cex.checked
+    if c.fails is True and not c.error:
+        return Outcome("refuted", time.perf_counter() - t0, counterexample=cex, mode=mode)
+    if c.fails is False:
+        detail = (f"the solver's counterexample is spurious: evaluated there, lhs = {_fmt(c.lhs)} and "
+                  f"rhs = {_fmt(c.rhs)}, and the claim holds (the solver's values came from an abstraction)")
+    else:
+        detail = f"the solver's counterexample could not be confirmed: {c.error}"
+    return Outcome("unknown", time.perf_counter() - t0, counterexample=cex, mode=mode, detail=detail)
 
 
 # ----------------------------------------------------------------------------- compile with --verify

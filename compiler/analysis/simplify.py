@@ -10,7 +10,9 @@ What it does:
   (:func:`measure`: ‖ and Σ weigh their body multiplicatively, a parallel composition
   cubically); a rewrite that does not is refused and counted, so the loop is bounded;
 * is **deterministic** and puts commutative operands in a **canonical order** (transmissions by
-  name, channel, then falling concurrency; numerals last in sums, first in products);
+  name, channel, then falling concurrency; numerals last in sums, first in products) — except
+  the stages of a schedule, which keep the order they are written in (a rewrite that would
+  reorder them is not taken: the notation would describe another algorithm);
 * decides side conditions with the context's facts — what argument binding enforces
   (:func:`tlop.ir.facts.param_facts`: integrality, declared constraints, the implicit ``>= 0``
   of bytes and time), user assumptions, enclosing ``sum`` ranges and ``let`` definitions — and
@@ -275,11 +277,11 @@ class Simplifier:
         if _dataflow_program(e, ctx):
             return e  # in LogGP/pLogP the order of stages is their meaning: no rule applies here
         if isinstance(e, ir.Bin) and e.op in ("+", "*"):
-            return self._rw_ac(e, ctx)
+            return _keep_stage_order(e, self._rw_ac(e, ctx))
         new = self._apply(e, ctx)
         if new is None:
             return e
-        return self._rw(new, ctx)
+        return _keep_stage_order(e, self._rw(new, ctx))
 
     def _apply(self, e: ir.Expr, ctx: Context, rules=None) -> Optional[ir.Expr]:
         """The result of the first rule that fires at the root of ``e``, or None."""
@@ -469,6 +471,38 @@ class PassManager:
             if self.dump is not None and (name in self.dump_after or "all" in self.dump_after):
                 self.dump(name, out)
         return res
+
+
+def _stage_order(e: ir.Expr) -> list:
+    """The distinct stages of ``e`` in the order they are written (first occurrences; a shared
+    sub-expression is visited once, a stage's items not at all)."""
+    out, seen_nodes, seen_stages = [], set(), set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen_nodes:
+            continue
+        seen_nodes.add(id(n))
+        if isinstance(n, ir.Stage):
+            if n not in seen_stages:
+                seen_stages.add(n)
+                out.append(n)
+            continue
+        stack.extend(reversed(ir.children(n)))
+    return out
+
+
+def _keep_stage_order(before: ir.Expr, after: ir.Expr) -> ir.Expr:
+    """``after`` unless it writes ``before``'s stages in another order, else ``before``: stages
+    run one after another, so even where the cost is the same (τ-Lop adds stage costs, and
+    ``a + b = b + a``) a reordered sum describes another algorithm.  Folding equal stages
+    (``stage + stage = 2·stage``) keeps the order and is allowed."""
+    if after is before:
+        return after
+    order = _stage_order(before)
+    if not order:
+        return after
+    return after if _stage_order(after) == order else before
 
 
 def _dataflow_program(e: ir.Expr, ctx: Context) -> bool:

@@ -13,7 +13,15 @@ true mathematics, or a named model assumption, so that a proof can report which 
   ``linearity``) — exactly ``L(A·m, τ) = A·L(m, τ)`` — and is non-negative where ``m ≥ 0``.
 * **transmissions** ``A ‖ T^c(m)`` are uninterpreted functions ``T(c, m, conc)`` (the notation
   keeps them whole), non-negative and monotone in the concurrency; with *A1* on, additive in the
-  size for a fixed concurrency (ground instances over pairs of occurring applications).
+  size for a fixed concurrency (ground instances over pairs of occurring applications).  With
+  the program known and the channel a numeral, each application also equals one of the
+  channel's declarations of that transmission (``T[shm](m) = o[shm](m) + 2·L[shm](m, 1)``; a
+  choice, the same for every application on that channel, when the profile's channel kind picks
+  among ``via`` variants): the program's own definition, a ``math`` fact.
+* **stages** of a schedule are uninterpreted functions of their free variables, of the
+  algorithm's process count ``P`` in scope (the engines bind the mapping's count
+  :data:`tlop.ir.RANKS` to it) and of the concurrency factor; a stage costs at least 0 (group
+  ``nonneg``: it is a maximum of sums of transmissions).
 * **parallel compositions** are encoded through the one τ-Lop reduction the engines evaluate
   (:func:`tlop.ir.taulop.expand_parcomp`): lock-step phases, A2 within a channel in rank form
   (``If`` terms for orders not known), A3 (max) across channels.
@@ -78,7 +86,7 @@ class ModelAxioms:
 
     def names(self) -> tuple:
         """The fact groups an encoding with these axioms may use (see :meth:`Encoder.fact_groups`)."""
-        out = ["math", "nonneg", "monotone"]
+        out = ["math", "nonneg", "params", "monotone"]
         if self.linearity:
             out.append("linearity")
         if self.a1:
@@ -158,6 +166,9 @@ class Encoder(ExprFunctor):
         self._abstract_fv: dict = {}     # (kind, index, body) -> its free variables, or None (schematic)
         self._abstract_next = 0
         self._congruence = [0]           # sub-proofs tried (shared with nested encoders)
+        self._stage_terms: list = []     # stage applications (non-negative)
+        self._time_params: list = []     # applications of scalar parameters of type time
+        self._defining: set = set()      # transmissions whose definition is being encoded
 
     # ------------------------------------------------------------------ variables and functions
     def var(self, name: str):
@@ -200,6 +211,9 @@ class Encoder(ExprFunctor):
           ``log2``, an empty sum is 0): always safe to use;
         * ``nonneg`` — tables and transmissions are ≥ 0 (profiles reject negative table values
           and interpolate with ``max(·, 0)``, but a profile may switch that off);
+        * ``params`` — scalar parameters of type time or time per byte (LogGP's ``L``, ``o``,
+          ``g``, ``G``) are ≥ 0 (the
+          models' meaning; a profile's scalars are not checked);
         * ``monotone`` — tables grow with τ and ``L(m, A·τ) ≤ A·L(m, τ)``, transmissions grow
           with their concurrency: τ-Lop model assumptions, not checked on profiles;
         * ``linearity``, ``A1`` — the model-assumption families of the same names (present only
@@ -210,8 +224,10 @@ class Encoder(ExprFunctor):
         table_nonneg, table_mono = self._table_axioms()
         xmit_nonneg, xmit_mono, a1 = self._xmit_axioms()
         groups = {"math": list(self.facts) + self._pow_log_axioms(),
-                  "nonneg": table_nonneg + xmit_nonneg,
+                  "nonneg": table_nonneg + xmit_nonneg + [t >= 0 for t in self._stage_terms],
                   "monotone": table_mono + xmit_mono}
+        if self._time_params:
+            groups["params"] = [t >= 0 for t in self._time_params]
         if self.axioms.linearity:
             groups["linearity"] = list(self.linear_facts)
         if self.axioms.a1:
@@ -518,8 +534,14 @@ class Encoder(ExprFunctor):
 
     def _e_Scalar(self, e, env, conc):
         if e.channel is None:
-            return z3.Real(self.prefix + "param_" + e.name)
-        return self.func("param_" + e.name, 1)(self._e(e.channel, env, conc))
+            t = z3.Real(self.prefix + "param_" + e.name)
+        else:
+            t = self.func("param_" + e.name, 1)(self._e(e.channel, env, conc))
+        sig = self.program.scalars.get(e.name) if self.program is not None else None
+        ty = getattr(sig, "ty", None)
+        if getattr(ty, "kind", None) == "num" and getattr(ty, "time", 0) > 0 and not any(z3.eq(t, x) for x in self._time_params):
+            self._time_params.append(t)
+        return t
 
     def _e_Conc(self, e, env, conc):
         f = self._e(e.factor, env, conc)
@@ -534,7 +556,31 @@ class Encoder(ExprFunctor):
         if t.get_id() not in seen:  # Z3 hash-conses terms: equal terms have one id (z3.eq, in O(1))
             seen.add(t.get_id())
             apps.append((size, conc, t))
+            self._define_transmission(name, ch, size, conc, t)
         return t
+
+    def _define_transmission(self, name, ch, size, conc, t) -> None:
+        """The program's declarations of transmission ``name`` on a numeral channel ``ch``: ``t``
+        equals one of them (the profile's channel kind picks the ``via`` variant), a ``math``
+        fact.  Nothing for a symbolic channel, without a program, or inside its own definition."""
+        k = _num(ch)
+        if self.program is None or k is None or not float(k).is_integer() or name in self._defining:
+            return
+        variants = self.program.variants(name, int(k))
+        if not variants:
+            return
+        self._defining.add(name)
+        try:
+            bodies = [self._e(v.body, {v.param: size}, conc) for v in variants]
+        finally:
+            self._defining.discard(name)
+        if len(bodies) == 1:
+            self.facts.append(t == bodies[0])
+            return
+        # the profile's channel kind picks one variant for every application on this channel
+        sel = z3.Int(f"{self.prefix}via!{name}!{int(k)}")
+        self.facts.append(z3.And(sel >= 0, sel < len(bodies)))
+        self.facts.append(z3.And(*[z3.Implies(sel == i, t == b) for i, b in enumerate(bodies)]))
 
     def _e_Transmit(self, e, env, conc):
         return self.transmit(e.name, self._e(e.channel, env, conc), self._e(e.size, env, conc), conc)
@@ -542,19 +588,24 @@ class Encoder(ExprFunctor):
     # ------------------------------------------------------------------ schedules
     def _e_Stage(self, e, env, conc):
         """A stage as an uninterpreted function of its free variables, the process count of the
-        evaluation (:data:`tlop.ir.RANKS`) and the concurrency factor, one function per distinct
-        stage: equal stages are equal, nothing else is claimed (the mapping is one per
-        evaluation)."""
+        evaluation and the concurrency factor, one function per distinct stage: equal stages are
+        equal and cost at least 0, nothing else is claimed (the mapping is one per evaluation).
+        The process count is the ``P`` in scope — the parameter of the algorithm the stage
+        belongs to, which the engines bind :data:`tlop.ir.RANKS` to — so that an internal name
+        never appears in a counterexample."""
         import hashlib
 
-        free = sorted(ir.free_vars(e) | {ir.RANKS})
-        args = [self._e(ir.Var(n), env, conc) for n in free]
+        free = sorted(ir.free_vars(e) - {ir.RANKS})
+        args = [self._e(ir.Var(n), env, conc) for n in free] + [self._e(ir.Var("P"), env, conc)]
         key = "stage_" + hashlib.sha256(repr(e).encode()).hexdigest()[:16]
-        return self.func(key, len(args) + 1)(*args, conc)
+        t = self.func(key, len(args) + 1)(*args, conc)
+        self._stage_terms.append(t)
+        return t
 
     def _e_NodeOf(self, e, env, conc):
-        """``node(p)``: an uninterpreted function of the rank and the process count."""
-        return self.func("node_of", 2)(self._e(e.rank, env, conc), self._e(ir.Var(ir.RANKS), env, conc))
+        """``node(p)``: an uninterpreted function of the rank and the process count (the ``P`` in
+        scope, as for stages)."""
+        return self.func("node_of", 2)(self._e(e.rank, env, conc), self._e(ir.Var("P"), env, conc))
 
     def _e_ConfigRef(self, e, env, conc):
         """``partition.x[p]``: an uninterpreted function of the index (and of nothing for

@@ -13,8 +13,10 @@ is :mod:`tlop.cli.plot_stages`.
 What it does not do: reduce anything itself (every number comes from the evaluator's record; the
 notation is built from the recorded increments and weights), explain the simplifier's derivation
 (:mod:`tlop.analysis.explain`), or explain array arguments (one point at a time).  Every stage is
-enumerated, even the identical stages of a ``sum`` the interpreter otherwise evaluates once, so
-the explanation has a size limit (:data:`MAX_EXPLAINED_ELEMENTS`).
+enumerated, even the identical stages of a ``sum`` the interpreter otherwise evaluates once and
+each repetition of ``k * stage {…}`` (:func:`unfold_repeats`; the recorded stages must cost what
+the algorithm costs, checked), so the explanation has a size limit
+(:data:`MAX_EXPLAINED_ELEMENTS`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.units import format_size, format_time
 
 __all__ = ["Explanation", "StageView", "PhaseView", "GroupView", "explain_stages", "explanation_lines",
-           "explanation_json", "MAX_EXPLAINED_ELEMENTS"]
+           "explanation_json", "MAX_EXPLAINED_ELEMENTS", "unfold_repeats"]
 
 #: the most sends and computations (over all stages) one explanation records
 MAX_EXPLAINED_ELEMENTS = 200_000
@@ -199,6 +201,27 @@ def _stage_view(index, d, program, scope) -> StageView:
                      sends, computes, phases, d.cost, notation)
 
 
+#: the index of the sum a repeated stage is unfolded into (a name no source can write)
+_REPEAT = "%repeat"
+
+
+def unfold_repeats(e: ir.Expr) -> ir.Expr:
+    """``e`` with every product ``k * S`` (or ``S * k``) whose one factor ``S`` holds a stage
+    written as ``sum %repeat in 1 .. k: S`` — the same cost for a whole ``k`` — so that an
+    evaluation with a stage recorder records each repetition (the interpreter evaluates a product
+    once and multiplies)."""
+    if not ir.has_schedule(e):
+        return e
+    if isinstance(e, ir.Bin) and e.op == "*":
+        left, right = ir.has_schedule(e.lhs), ir.has_schedule(e.rhs)
+        if left != right:
+            k, body = (e.rhs, e.lhs) if left else (e.lhs, e.rhs)
+            return ir.Reduce("sum", _REPEAT, ir.Num(1.0), k, unfold_repeats(body), span=e.span)
+    kids = ir.children(e)
+    new = tuple(unfold_repeats(k) for k in kids)
+    return e if all(a is b for a, b in zip(kids, new)) else ir.rebuild(e, new)
+
+
 def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env: dict, arguments: dict,
                    values: dict) -> Explanation:
     """Evaluate ``alg`` at ``env`` (bound arguments, the mapping's ``%P`` included) and explain its
@@ -212,7 +235,14 @@ def explain_stages(program: ir.Program, alg: ir.Algorithm, profile, mapping, env
         raise TlopError(f"'{alg.name}' is a schedule in the {program.model} model, where it means a dataflow program "
                         f"(each send starts when its data has arrived), not stages of contention groups; tlop explain "
                         f"shows stages for τ-Lop schedules (e.g. taulop/bcast binomial)")
-    total = float(interp.eval(alg.body, env))
+    # a repeated stage (``k * stage {…}``) is recorded k times: every stage that is priced is
+    # explained (and run by a plan); the recorded evaluation must price exactly the same cost
+    total = float(Interpreter(program, profile, mapping).eval(alg.body, env))
+    recorded = float(interp.eval(unfold_repeats(alg.body), env))
+    if not (recorded == total or abs(recorded - total) <= 1e-9 * max(abs(total), abs(recorded))):
+        raise TlopError(f"'{alg.name}': its stages cannot be listed one by one at this point (a stage repeated a "
+                        f"number of times that is not a whole number?): listed they cost {recorded:.6g} s, "
+                        f"the algorithm {total:.6g} s")
     P = int(env[ir.RANKS])
     scopes = _stage_variables(alg.body)
     stages = [_stage_view(i, d, program, scopes.get(id(d.stage), ())) for i, d in enumerate(rec.details, 1)]

@@ -423,6 +423,17 @@ class Binder:
         0-d result, else the array); None after reporting a problem."""
         import numpy as np
 
+        if isinstance(v, np.ma.MaskedArray):
+            if np.ma.getmaskarray(v).any():  # a mask would be dropped by asarray: never ignore it
+                problems.append(Diagnostic(f"argument {p.name}: a masked array with masked values; fill them "
+                                           f"(e.g. .filled(np.nan)) or drop them first", p.span))
+                return None
+            v = np.ma.getdata(v)
+        kind = getattr(getattr(v, "dtype", None), "kind", None)
+        if kind is not None and kind not in "biuf":  # datetime64, timedelta64, complex, object, strings
+            problems.append(Diagnostic(f"argument {p.name}: expected a number or an array of numbers, "
+                                       f"got {type(v).__name__} of {v.dtype}", p.span))
+            return None
         try:
             arr = np.asarray(v, dtype=float)
         except (TypeError, ValueError):

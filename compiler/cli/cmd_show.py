@@ -25,7 +25,7 @@ def cmd_show(args) -> int:
         else:
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return 0
-    m = _load(args.file)
+    m = _load(args.file, args)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
     if args.raw and args.profile:
         raise TlopError("--profile checks a simplified cost against the original; it does not combine with --raw")
@@ -52,8 +52,10 @@ def cmd_show(args) -> int:
         if i:
             print()
         if h.doc:
-            for line in h.doc.splitlines():
-                print(f"/// {line}")
+            from tlop.runtime.text import printable
+
+            for line in h.doc.split("\n"):  # only newlines end a line; anything a terminal acts on is escaped
+                print(f"/// {printable(line)}")
         if args.latex:
             print(f"{name}({sig}){over} = {format_latex(expr, m.program)}")
         else:

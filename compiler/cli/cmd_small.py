@@ -89,8 +89,13 @@ def _demo_processes(text: str) -> float:
 
 
 def cmd_demo(args) -> int:
-    """Price a handful of stdlib algorithms on the default profile, side by side."""
+    """Price a handful of stdlib algorithms on the default profile, side by side; rows that read
+    a table outside its measured grid are marked ``*`` and a note after the table says what was
+    extrapolated."""
+    import warnings
+
     from tlop.api import load
+    from tlop.runtime.errors import OutOfGridWarning
 
     for opt in ("mapping", "config", "layout", "partition"):
         if getattr(args, opt, None):
@@ -100,6 +105,7 @@ def cmd_demo(args) -> int:
     prof = _profile(args)
     sizes = [1024.0, 65536.0, 1048576.0]
     procs = [_demo_processes(p) for p in args.P]
+    extrapolated: list = []  # what the rows marked * read outside the measured tables
     print(f"tlop demo: stdlib algorithms on profile '{prof.name}' "
           f"({prof.metadata.get('machine', 'no machine description')})")
     print("P = processes, m = message size\n")
@@ -115,11 +121,29 @@ def cmd_demo(args) -> int:
                 continue  # one node of metropolis has 8 cores
             row = [f"{file}:{name}" + (f" ({', '.join(f'{k}={v}' for k, v in fixed.items())})" if fixed else ""),
                    fmt.number_text(P)]
-            for m in sizes:
-                given = {"P": f"{P:g}", "m": f"{m:g}", **fixed}
-                env = h.bind({k: v for k, v in given.items() if any(p.name == k for p in h.params)},
-                             strings=True)
-                row.append(fmt.seconds(float(run(env)), args))
+            if hasattr(prof, "new_evaluation"):
+                prof.new_evaluation()  # each row says for itself whether it extrapolates
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always", OutOfGridWarning)
+                for m in sizes:
+                    given = {"P": f"{P:g}", "m": f"{m:g}", **fixed}
+                    env = h.bind({k: v for k, v in given.items() if any(p.name == k for p in h.params)},
+                                 strings=True)
+                    row.append(fmt.seconds(float(run(env)), args))
+            for w in got:
+                if issubclass(w.category, OutOfGridWarning):
+                    row[1] += " *"
+                    text = str(w.message).split(" (extrapolated", 1)[0]
+                    if text not in extrapolated:
+                        extrapolated.append(text)
+                else:  # anything else is shown as usual
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                row[1] = row[1].replace(" * *", " *")
             rows.append(row)
     _print_table(header, rows)
+    if extrapolated:
+        print(f"\n* extrapolated beyond the tables measured on '{prof.name}' (the profile's interpolation rules "
+              f"price it; --out-of-grid allow hides this note):")
+        for text in extrapolated:
+            print(f"  {text}")
     return 0

@@ -127,6 +127,8 @@ def add_explain_arguments(p):
                    help="process mapping: sequential(Q), round_robin(Q), sequential(nodes=M), round_robin(nodes=M), "
                         "or a layout file (.json, .csv)")
     g.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    g.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's)")
     g.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     g.add_argument("--reduce-op", metavar="OP", help="the reduction operation whose cost gamma holds, e.g. max")
@@ -354,6 +356,8 @@ def add_prove_arguments(p):
                    help="give up on an instance after this many seconds (wall clock; default 30)")
     p.add_argument("--no", action="append", default=[], choices=list(MODEL_FAMILIES),
                    help="do not assume this model family")
+    p.add_argument("--mapping", metavar="MAPPING",
+                   help="the process mapping a counterexample's schedules are evaluated with, e.g. 'sequential(4)'")
     p.add_argument("--json", action="store_true", help="print each instance's outcome as JSON")
 
 
@@ -389,7 +393,7 @@ def _fixed_by(assume):
 
 
 def run_prove(args, load) -> int:
-    from tlop.analysis.prove import prove_relation
+    from tlop.analysis.prove import NUMBER_MODEL, prove_relation
     from tlop.analysis.smt import ModelAxioms
     module = load(args.file)
     program = module.program
@@ -400,9 +404,14 @@ def run_prove(args, load) -> int:
             raise TlopError(f"--var {v}: expected NAME:TYPE, e.g. k:int")
         declared[name.strip()] = vtype.strip()
     lhs, rel, rhs, ints, facts, types = parse_claim(args.claim, module, declared)
-    # the parameter constraints of the algorithms called hold, and the user's assumptions
+    # the parameter constraints and where clauses of the algorithms called hold, and the user's assumptions
     assume = list(facts) + [parse_condition(a, module, types) for a in args.assume]
     ax = ModelAxioms(linearity="linearity" not in args.no, a1="A1" not in args.no)
+    mapping = None
+    if getattr(args, "mapping", None):
+        from tlop.backends.binding import as_mapping
+
+        mapping = as_mapping(args.mapping)
 
     timeout = getattr(args, "timeout", 30.0)
 
@@ -410,7 +419,7 @@ def run_prove(args, load) -> int:
         point = {**_fixed_by(assume), **point}
         pre = [_bind(a, point) for a in assume]
         return prove_relation(_bind(lhs, point), rel, _bind(rhs, point), program, assume=pre, int_vars=ints,
-                              axioms=ax, bound=args.bound,
+                              axioms=ax, bound=args.bound, mapping=mapping,
                               timeout_ms=int(getattr(args, "timeout", 30.0) * 1000))
 
     points = _instances(args.for_, types)
@@ -428,26 +437,32 @@ def run_prove(args, load) -> int:
         if as_json:
             results.append({"claim": args.claim, "instance": {k: number_json(v) for k, v in point.items()},
                             "status": status, "mode": o.mode, "seconds": o.seconds,
-                            "assumptions": list(o.assumptions), "detail": "\n".join(lines[1:]) or None})
+                            "assumptions": list(o.assumptions), "detail": "\n".join(lines[1:]) or None,
+                            "number_model": NUMBER_MODEL})
             continue
         for line in lines:
             print(line, flush=True)  # each instance as soon as it is decided (also into a pipe)
     if as_json:
         from tlop.cli.jsonout import emit
 
-        emit({"instances": results, "proved": len(points) - failed, "total": len(points)})
-    elif len(points) > 1:
-        print(f"{len(points) - failed} of {len(points)} instances proved")
+        emit({"instances": results, "proved": len(points) - failed, "total": len(points),
+              "number_model": NUMBER_MODEL})
+    else:
+        if len(points) > 1:
+            print(f"{len(points) - failed} of {len(points)} instances proved")
+        print(f"(every verdict is in {NUMBER_MODEL})")
     return 1 if failed else 0
 
 
 def _outcome_lines(o, label, point, ints, attempt, timeout, types=None):
-    """``(status, lines)`` of one instance: proved, refuted (with the counterexample), unknown
-    (a spurious counterexample, or Z3 undecided within the timeout)."""
+    """``(status, lines)`` of one instance: proved, vacuous (contradictory assumptions), refuted
+    (with the interpreter-confirmed counterexample), unknown (with the reason)."""
     if o.ok:
         return "proved", [f"proved ({o.mode}) in {o.seconds:.2f} s, {assumptions_text(o.assumptions)}: {label}"]
-    if o.status == "refuted":
-        cex = o.counterexample
+    if o.status == "vacuous":
+        return "vacuous", [f"vacuous: {label}", f"  {o.detail}"]
+    cex = o.counterexample
+    if o.status == "refuted" or (cex is not None and cex.checked is not None and cex.checked.fails is False):
         pinned = {k: v for k, v in (cex.values if cex else {}).items() if k in ints}
         if pinned and pinned.keys() - point.keys() and attempt({**point, **pinned}).ok:
             # with the integers of the counterexample fixed the claim holds: the counterexample
@@ -455,16 +470,28 @@ def _outcome_lines(o, label, point, ints, attempt, timeout, types=None):
             return "unknown", [f"unknown: {label}",
                                f"  the solver's counterexample at {', '.join(f'{k} = {v}' for k, v in pinned.items())} "
                                f"is spurious (the claim holds there); fix the integers with --for or --assume"]
-        if cex is not None and cex.spurious:
-            # re-evaluated by the interpreter, the claim holds there: the solver's values came
-            # from an abstraction (log2, powers, sums), so nothing is refuted
-            at = ", ".join(f"{k} = {v:.10g}" for k, v in sorted(cex.values.items()) if v is not None)
-            return "unknown", [f"unknown: {label}",
-                               f"  the solver's counterexample at {at or 'no variables'} is spurious: evaluated there, "
-                               f"lhs = {cex.checked.lhs:.10g} and rhs = {cex.checked.rhs:.10g}, and the claim holds"]
-        return "refuted", [f"refuted: {label}"] + ([cex.render(types)] if cex is not None else [])
-    return "unknown", [f"unknown: Z3 could not decide {label} within {timeout:g} s per check (counted as a failure; "
-                       f"--timeout gives it longer)"]
+    if o.status == "refuted":
+        return "refuted", [f"refuted: {label}", cex.render(types)]
+    if cex is not None and cex.spurious:
+        at = ", ".join(f"{k} = {v:.10g}" for k, v in sorted(cex.values.items()) if v is not None)
+        return "unknown", [f"unknown: {label}",
+                           f"  the solver's counterexample at {at or 'no variables'} is spurious: evaluated there, "
+                           f"lhs = {cex.checked.lhs:.10g} and rhs = {cex.checked.rhs:.10g}, and the claim holds"]
+    if cex is not None:
+        at = ", ".join(f"{k} = {_fmt_value(v, (types or {}).get(k))}" for k, v in sorted(cex.values.items())
+                       if v is not None)
+        return "unknown", [f"unknown: {label}",
+                           f"  the solver proposed a counterexample at {at or 'no variables'} that the interpreter "
+                           f"did not confirm, so it is not a refutation: {cex.checked.error}"]
+    if "could not decide" in o.detail:
+        return "unknown", [f"unknown: Z3 could not decide {label} within {timeout:g} s per check (counted as a "
+                           f"failure; --timeout gives it longer)"]
+    return "unknown", [f"unknown: {label}", f"  {o.detail}"]
+
+
+def _fmt_value(v, ty):
+    text = f"{float(v):.10g}" if isinstance(v, (int, float)) else str(v)
+    return text + (" B" if ty == "bytes" else " s" if ty in ("time", "cost") else "")
 
 
 class _Progress:

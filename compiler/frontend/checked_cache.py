@@ -23,7 +23,9 @@ directory, key and entry rules are those of :mod:`tlop.runtime.cachedir`, shared
 cache (a directory not the user's own or writable by others is not used; entries are opened
 without following links and read only when they are regular files).  A
 truncated, damaged or forged entry fails the check, is deleted and rebuilt; a writer without
-the key cannot make one that passes.  Writes are atomic (a temporary file, then
+the key cannot make one that passes.  The MAC covers the entry's key as well as its payload, and
+the record names the file (path and content digest) it was made for: an entry copied or moved
+under another file's key fails the check.  Writes are atomic (a temporary file, then
 ``os.replace``).  A cache that cannot be created or written is not an error: loading just
 is not cached (``TLOP_CACHE_DIR=off`` disables it).
 
@@ -46,7 +48,7 @@ from tlop.runtime.cachedir import UntrustedEntry, read_entry, secret_key, truste
 
 __all__ = ["CheckedEntry", "get", "put", "cache_directory", "compiler_fingerprint", "stats"]
 
-_MAGIC = b"TLOPIR02"
+_MAGIC = b"TLOPIR03"
 _MAC = 32
 #: the largest entry read or written (the whole stdlib's checked IR is well under 1 MB; a file of
 #: 10⁵ declarations, about 75 MB); a larger program is not cached
@@ -59,9 +61,10 @@ stats = {"hits": 0, "misses": 0, "rejected": 0, "stored": 0}
 class CheckedEntry:
     """What a hit gives back: the program and the names of the file's own algorithms."""
 
-    def __init__(self, program, root_algorithms: tuple):
+    def __init__(self, program, root_algorithms: tuple, model_neutral: bool = False):
         self.program = program
         self.root_algorithms = root_algorithms
+        self.model_neutral = model_neutral
 
 
 def cache_directory() -> Optional[Path]:
@@ -108,17 +111,18 @@ def _secret(directory: Path, create: bool) -> Optional[bytes]:
 
 
 # ---------------------------------------------------------------------------------- entries
-def _entry_path(directory: Path, path: Path, content: bytes) -> Path:
+def _entry_path(directory: Path, path: Path, content: bytes, model: Optional[str] = None) -> Path:
     h = hashlib.sha256()
-    for part in (_MAGIC.decode(), compiler_fingerprint(), str(path), hashlib.sha256(content).hexdigest()):
+    for part in (_MAGIC.decode(), compiler_fingerprint(), str(path), hashlib.sha256(content).hexdigest(),
+                 model or ""):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
     return directory / key[:2] / f"{key}.ir"
 
 
-def get(path: Path):
-    """The cached program of ``path`` (a :class:`CheckedEntry`), or None."""
+def get(path: Path, model: Optional[str] = None):
+    """The cached program of ``path`` loaded for ``model`` (a :class:`CheckedEntry`), or None."""
     directory = cache_directory()
     if directory is None:
         return None
@@ -130,7 +134,7 @@ def get(path: Path):
     if secret is None:
         stats["misses"] += 1
         return None
-    entry = _entry_path(directory, path, content)
+    entry = _entry_path(directory, path, content, model)
     try:
         data = read_entry(entry, MAX_ENTRY_BYTES)
     except UntrustedEntry:
@@ -138,21 +142,22 @@ def get(path: Path):
     if data is None:
         stats["misses"] += 1
         return None
-    payload = _verified(data, secret)
+    payload = _verified(data, secret, entry.stem)
     if payload is None:
         stats["rejected"] += 1
         stats["misses"] += 1
         _remove(entry)
         return None
     record = pickle.loads(payload)  # noqa: S301 - authenticated with the user's own key above
-    if not _still_valid(record, path, content):
+    if record.get("root") != (str(path), hashlib.sha256(content).hexdigest(), model or "") \
+            or not _still_valid(record, path, content, model):
         stats["misses"] += 1
         return None
     stats["hits"] += 1
-    return CheckedEntry(record["program"], tuple(record["root_algorithms"]))
+    return CheckedEntry(record["program"], tuple(record["root_algorithms"]), record.get("model_neutral", False))
 
 
-def put(path: Path, modules: list, elaborated) -> bool:
+def put(path: Path, modules: list, elaborated, model: Optional[str] = None) -> bool:
     """Remember the result of loading ``path`` (``modules``: the loader's list of
     :class:`~tlop.frontend.loader.LoadedModule`, ``elaborated``: the elaborator's result).
     False when the cache is disabled or not writable."""
@@ -162,7 +167,7 @@ def put(path: Path, modules: list, elaborated) -> bool:
     import tempfile
 
     from tlop.frontend import ast as A
-    from tlop.frontend.loader import _display_name, _find_import
+    from tlop.frontend.loader import _display_name, _find_import, is_model_neutral
 
     try:
         secret = _secret(directory, create=True)
@@ -173,20 +178,21 @@ def put(path: Path, modules: list, elaborated) -> bool:
             files.append((str(lm.path), _display_name(lm.path), hashlib.sha256(lm.source.text.encode("utf-8")).hexdigest()))
             for d in lm.module.decls:
                 if isinstance(d, A.ImportDecl):
-                    target = _find_import(lm.path, d.path)
+                    target = _find_import(lm.path, d.path, model)
                     imports.append((str(lm.path), d.path, None if target is None else str(target)))
         content = path.read_bytes()
         record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
-                  "files": files, "imports": imports}
+                  "files": files, "imports": imports, "model_neutral": is_model_neutral(modules),
+                  "root": (str(path), hashlib.sha256(content).hexdigest(), model or "")}
         payload = dumps(record)
         if len(_MAGIC) + _MAC + len(payload) > MAX_ENTRY_BYTES:
             return False  # :func:`get` would refuse it (and delete it) unread
-        entry = _entry_path(directory, path, content)
+        entry = _entry_path(directory, path, content, model)
         entry.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:  # two writes: no copy of a payload of tens of MB
-                f.write(_MAGIC + hmac.new(secret, payload, hashlib.sha256).digest())
+                f.write(_MAGIC + _mac(secret, entry.stem, payload))
                 f.write(payload)
             os.replace(tmp, entry)
             tmp = None
@@ -205,17 +211,25 @@ def dumps(record) -> bytes:
     return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _verified(data: bytes, secret: bytes) -> Optional[bytes]:
+def _mac(secret: bytes, key: str, payload: bytes) -> bytes:
+    """The entry's MAC: over its key (the file's path and content digest, hashed into the entry's
+    name) and its payload, so that an entry moved under another file's key fails the check."""
+    h = hmac.new(secret, key.encode("ascii") + b"\0", hashlib.sha256)
+    h.update(payload)
+    return h.digest()
+
+
+def _verified(data: bytes, secret: bytes, key: str) -> Optional[bytes]:
     if len(data) < len(_MAGIC) + _MAC or not data.startswith(_MAGIC):
         return None
     mac = data[len(_MAGIC):len(_MAGIC) + _MAC]
     payload = data[len(_MAGIC) + _MAC:]
-    if not hmac.compare_digest(mac, hmac.new(secret, payload, hashlib.sha256).digest()):
+    if not hmac.compare_digest(mac, _mac(secret, key, payload)):
         return None
     return payload
 
 
-def _still_valid(record: dict, path: Path, content: bytes) -> bool:
+def _still_valid(record: dict, path: Path, content: bytes, model: Optional[str] = None) -> bool:
     """Every file has its recorded content and name, every import resolves as it did."""
     from tlop.frontend.loader import _display_name, _find_import
 
@@ -226,7 +240,7 @@ def _still_valid(record: dict, path: Path, content: bytes) -> bool:
             if hashlib.sha256(data).hexdigest() != digest or _display_name(p) != shown:
                 return False
         for importer, rel, target in record["imports"]:
-            now = _find_import(Path(importer), rel)
+            now = _find_import(Path(importer), rel, model)
             if (None if now is None else str(now)) != target:
                 return False
     except (OSError, KeyError, TypeError, ValueError):

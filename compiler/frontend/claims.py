@@ -5,10 +5,15 @@ What it does: parses a claim such as ``"rd_allgather(P, m, S) > 2 * binomial_sca
 from the parameter it is passed to, elaborates it in the scope of a loaded module into IR, and
 collects the facts argument binding enforces for a variable passed straight to an algorithm's
 parameter (:func:`tlop.ir.facts.param_facts`: the declared constraint or the implicit ``>= 0`` of
-bytes and time, channel indices; integrality comes with the variable's type).  A claim is thus
-read over the arguments every algorithm it calls accepts.  Nothing else is assumed: an ``int``
-may be negative, and a ``def``'s declared constraint gives no fact (nothing enforces it when
-the definition is inlined).
+bytes and time, channel indices; integrality comes with the variable's type) and the
+algorithm's own ``where`` clause, with the call's arguments for its parameters (a call whose
+arguments are the claim's variables or closed expressions; not one inside a ``sum`` or ``let``
+of the claim, whose bound names the clause cannot see).  A claim is thus read over the
+arguments every algorithm it calls accepts.  Byte counts are whole numbers (a message has a
+whole number of bytes, never negative: the engines reject a negative size), like ``int`` and
+``channel`` variables.  Nothing else is assumed: an
+``int`` may be negative, and a ``def``'s declared constraint gives no fact (nothing enforces it
+when the definition is inlined).
 
 What it does not do: prove anything (:mod:`tlop.analysis.prove` does).
 """
@@ -91,7 +96,15 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
     for fact in raw_facts:
         if fact not in facts:
             facts.append(fact)
-    ints = {n for n, t in types.items() if t in INTEGER_TYPES}
+    for fact in _where_facts(expr, decls, module, modules, types):
+        if fact not in facts:
+            facts.append(fact)
+    ints = {n for n, t in types.items() if t in INTEGER_TYPES or t == "bytes"}
+    for n, t in types.items():
+        if t == "bytes":  # a byte count is never negative (the engines reject a negative size)
+            fact = ir.Bin(">=", ir.Var(n), ir.Num(0))
+            if fact not in facts:
+                facts.append(fact)
     channels = len(module.program.channels)
     for n, t in types.items():
         if t == "channel":  # binding accepts channel indices only
@@ -99,6 +112,40 @@ def parse_claim(text: str, module, extra_types: dict | None = None):
                 if fact not in facts:
                     facts.append(fact)
     return lhs, expr.op, rhs, ints, tuple(facts), types
+
+
+def _where_facts(expr: A.Expr, decls: dict, module, modules, types) -> list:
+    """The ``where`` clause of every algorithm the claim calls, its parameters bound to the
+    call's arguments (``let P = …, m = … in COND``); a call inside a reduction or ``let`` of the
+    claim is skipped (its arguments may name the bound variable)."""
+    inner = set()
+    for node in A.iter_nodes(expr):
+        if isinstance(node, (A.Reduction, A.LetIn)):
+            inner.update(id(n) for n in A.iter_nodes(node) if n is not node)
+    out = []
+    for node in A.iter_nodes(expr):
+        if not isinstance(node, A.Call) or id(node) in inner:
+            continue
+        d = decls.get(node.callee)
+        sig = module.program.algorithms.get(node.callee) if isinstance(d, A.AlgorithmDecl) else None
+        if sig is None or sig.requires is None:
+            continue
+        params = list(d.params)
+        bindings = []
+        for i, arg in enumerate(node.args):
+            p = next((q for q in params if q.name == arg.name), None) if arg.name else \
+                (params[i] if i < len(params) else None)
+            if p is None:
+                break
+            value, _ = elaborate_expression(modules, arg.value, types)
+            bindings.append((p.name, value))
+        else:
+            bound = {n for n, _ in bindings}
+            defaults = [(q.name, q.default) for q in sig.params if q.name not in bound
+                        and getattr(q, "default", None) is not None]
+            if ir.free_vars(sig.requires) <= bound | {n for n, _ in defaults}:
+                out.append(ir.Let(tuple(bindings) + tuple(defaults), sig.requires))
+    return out
 
 
 def parse_condition(text: str, module, types: dict) -> ir.Expr:

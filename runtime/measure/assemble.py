@@ -43,7 +43,7 @@ from tlop.runtime.measure.store import read_records
 __all__ = ["assemble", "build_and_save", "INTERPOLATION"]
 
 INTERPOLATION = {"m_below": "linear", "m_beyond": "linear", "tau_beyond": "proportional",
-                 "nonnegative": True, "out_of_grid": "allow"}
+                 "nonnegative": True, "out_of_grid": "warn"}
 
 _DESCRIPTIONS = {
     "shm": "shared memory between ranks of one node (MPI intra-node path)",

@@ -279,6 +279,8 @@ ASSUMPTIONS = {a.name: a for a in (
                "n‖T(m1) + (n−1)‖T(m2 − m1) + … for sizes m1 ≤ … ≤ mn", semantic=True),
     Assumption("A3", "different channels do not interfere", "T^c1(m1) ‖ T^c2(m2) = max{…}", semantic=True),
     Assumption("nonneg", "tables and transmissions ≥ 0", "L(m, τ) ≥ 0, o(m) ≥ 0, T(m) ≥ 0"),
+    Assumption("params", "time parameters ≥ 0",
+               "L ≥ 0, o ≥ 0, g ≥ 0, G ≥ 0: a profile's scalar parameters of type time or time per byte"),
     Assumption("monotone", "tables grow with τ, transmissions with their concurrency",
                "L(m, τ) ≤ L(m, A·τ) ≤ A·L(m, τ) for A ≥ 1; A ‖ T(m) ≤ B ‖ T(m) for A ≤ B"),
 )}
