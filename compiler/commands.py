@@ -3,8 +3,7 @@
 What it does: each function builds the command line the CLI would take (``P=[2, 4, 8]`` becomes
 ``P=2,4,8``; ``m="1KiB..1MiB:x4"`` passes as written), runs the CLI's own command with ``--json``
 in-process, and returns a :class:`Result` holding that JSON (``.data``), the command's text
-output (``repr``), an HTML view for Jupyter, and ``to_pandas()``; ``tune`` calls the CLI's
-selection function (:func:`tlop.cli.tune.select`) directly and returns a :class:`TuneResult`.
+output (``repr``), an HTML view for Jupyter, and ``to_pandas()``.
 Errors are raised as :class:`tlop.TlopError` with the CLI's diagnostics.
 What it does not do: price anything itself, or differ from the command line (one semantics:
 the same code runs).  ``tune`` writes no library files (``tlop tune --openmpi/--mpich`` does).
@@ -85,7 +84,10 @@ class Result:
     def text(self) -> str:
         """The command's text output (computed on first use: the same command without --json)."""
         if self._text is None:
-            self._text = _run(self.command, [a for a in self.argv if a != "--json"])
+            argv = list(self.argv)
+            if argv[-2:] == ["--json", "-"]:  # tlop tune: --json takes a file
+                argv = argv[:-2]
+            self._text = _run(self.command, [a for a in argv if a != "--json"])
         return self._text
 
     def rows(self) -> list:
@@ -169,65 +171,38 @@ def show(file: str, algorithm: Optional[str] = None) -> Result:
     return r
 
 
-class TuneResult:
-    """:func:`tune`'s selection: ``selection[(P, m)]`` is ``[(cost, algorithm, segment), …]``
-    cheapest first (segment 0: not segmented)."""
-
-    def __init__(self, collective: str, profile: str, selection: dict):
-        self.collective, self.profile, self.selection = collective, profile, selection
-
-    def winner(self, P: int, m: float):
-        """(algorithm, segment, cost) at (P, m), or None when no candidate applies."""
-        priced = self.selection[(int(P), float(m))]
-        return (priced[0][1], priced[0][2], priced[0][0]) if priced else None
+class TuneResult(Result):
+    """:func:`tune`'s decision tables (``data["tables"]``: per library and collective, a cell per
+    (P, m) with the chosen algorithm, its cost, the runner-up, the margin and the library's
+    default); ``to_pandas()`` one row per cell."""
 
     def rows(self) -> list:
-        return [{"P": P, "m": m, "algorithm": priced[0][1] if priced else None,
-                 "segment": priced[0][2] if priced else None, "seconds": priced[0][0] if priced else None}
-                for (P, m), priced in self.selection.items()]
+        out = []
+        for t in self.data.get("tables", []):
+            for c in t["cells"]:
+                chosen, runner, default = c.get("chosen") or {}, c.get("runner_up") or {}, c.get("default") or {}
+                out.append({"library": t["library"], "collective": t["collective"], "P": c["P"], "m": c["m"],
+                            "algorithm": chosen.get("algorithm"), "params": chosen.get("params"),
+                            "seconds": chosen.get("cost_s"), "runner_up": runner.get("algorithm"),
+                            "margin": c.get("margin"), "default": default.get("algorithm"), "gain": c.get("gain"),
+                            "note": c.get("note")})
+        return out
 
-    def to_pandas(self):
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas: pip install pandas") from None
-        return pd.DataFrame(self.rows())
-
-    def __repr__(self) -> str:
-        from tlop.runtime.units import format_size, format_time
-
-        lines = [f"cheapest library {self.collective} algorithm on {self.profile}"]
+    def winner(self, library: str, collective: str, P: int, m: float):
+        """(algorithm, its parameters, predicted seconds) the table chooses at (P, m), or None."""
         for r in self.rows():
-            what = "-" if r["algorithm"] is None else (
-                f"{r['algorithm']}" + (f" s={format_size(r['segment'])}" if r["segment"] else "")
-                + f" {format_time(r['seconds'])}")
-            lines.append(f"  P={r['P']} m={format_size(r['m'])}: {what}")
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        return f"<pre class=\"tlop-tune\">{html.escape(repr(self))}</pre>"
+            if (r["library"], r["collective"], r["P"], float(r["m"])) == (library, collective, int(P), float(m)):
+                return (r["algorithm"], r["params"], r["seconds"]) if r["algorithm"] else None
+        return None
 
 
-def tune(files: Union[str, Iterable[str]], collective: str, profile=None, *, P, m, mapping=None,
-         only=None) -> TuneResult:
-    """The cheapest real library algorithm of ``collective`` per (P, m) — what ``tlop tune``
-    prints — from :func:`tlop.cli.tune.select` (segment sizes searched).  ``P`` and ``m`` are
-    lists or range text (``"2..64:x2"``)."""
-    from tlop.cli import tune as tune_cli
-    from tlop.cli.ranges import parse_range
-    from tlop.runtime.profile import default_profile, load_profile
-    from tlop.runtime.diagnostics import TlopError
-
-    files = [files] if isinstance(files, str) else list(files)
-    if collective not in ("bcast", "allgather", "alltoall"):
-        raise TlopError(f"collective={collective!r}: expected bcast, allgather or alltoall")
-    prof = default_profile() if profile is None else load_profile(profile) if isinstance(profile, str) else profile
-    only = [only] if isinstance(only, str) else only
-    candidates = tune_cli._candidates(files, collective, only)
-    program = candidates[0][1].module.program
-    Ps = [int(x) for x in parse_range("P", _value_text(P), "int", program, 4096)]
-    ms = [float(x) for x in parse_range("m", _value_text(m), "bytes", program, 4096)]
-    if any(x < 2 for x in Ps):
-        raise TlopError("P: tuning needs communicators of at least 2 ranks")
-    mapping_text = mapping if mapping is None or isinstance(mapping, str) else str(mapping)
-    return TuneResult(collective, prof.name, tune_cli.select(candidates, collective, prof, Ps, ms, mapping_text))
+def tune(collective: Union[str, Iterable[str]], profile=None, *, P, m, mapping=None, library=None, model=None,
+         only=None, min_gain=None) -> TuneResult:
+    """What ``tlop tune`` decides — per MPI library, which of its own algorithms to run for
+    ``collective`` at each (P, m) — as its ``--json -`` tables (no library files written).
+    ``P`` and ``m`` are lists or range text (``"2..64:x2"``)."""
+    collectives = [collective] if isinstance(collective, str) else list(collective)
+    argv = [f"P={_value_text(P)}", f"m={_value_text(m)}"] + _options(
+        profile, mapping, None, collective=",".join(collectives), library=library, model=model, only=only,
+        min_gain=min_gain) + ["--json", "-"]
+    return TuneResult("tune", argv, json.loads(_run("tune", argv)))

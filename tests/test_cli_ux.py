@@ -172,8 +172,10 @@ def test_ranges_say_what_they_produced(capsys, golden):
     assert rc == 0 and len(out2.splitlines()) == 1 + 32
     rc, out3, err3 = run(["sweep", "taulop/bcast", "binomial_bcast", "P=2..64:x2", "m=1KiB..4MiB:x4", "--csv", "-"],
                          capsys)
-    assert rc == 0 and err3 == "" and out3.splitlines()[-1].startswith("64,4194304")  # bound included, no note
-    golden(GOLDEN / "range_notes.txt", err + err2)
+    assert rc == 0 and "does not land" not in err3 and "the step" not in err3  # the bounds are reached: no note
+    assert out3.splitlines()[-1].startswith("64,4194304")  # the bound included
+    notes = [ln for ln in (err + err2).splitlines() if ": warning: P=" in ln or ": warning: m=" in ln]
+    golden(GOLDEN / "range_notes.txt", "\n".join(notes) + "\n")  # (not the profile's out-of-grid warnings)
 
 
 def test_the_suggestion_test_is_the_languages():

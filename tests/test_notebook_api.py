@@ -52,10 +52,12 @@ def test_explain_show_and_tune_from_python():
     assert "binomial_bcast:" in repr(tlop.explain("taulop/bcast", "binomial_bcast"))
     s = tlop.show("taulop/bcast", "binomial_bcast")
     assert s.data["algorithms"][0]["text"].startswith("Σ_{i=0}")
-    t = tlop.tune("taulop/bcast", "bcast", P=[4, 8], m=[1024, 2 ** 20])
-    alg, seg, cost = t.winner(8, 2 ** 20)
-    assert alg.startswith("taulop/bcast:") and cost > 0
-    assert re.search(r"P=8 m=1MiB: taulop/bcast:\w+", repr(t))
+    t = tlop.tune("bcast", P=[4, 8], m=[1024, 2 ** 20], library="mpich", mapping=tlop.sequential(4))
+    rows = t.rows()
+    assert [(r["P"], r["m"]) for r in rows] == [(4, 1024), (4, 2 ** 20), (8, 1024), (8, 2 ** 20)]
+    alg, params, cost = t.winner("mpich", "bcast", 8, 2 ** 20)
+    assert alg == rows[3]["algorithm"] and cost == rows[3]["seconds"] > 0
+    assert re.search(r"bcast — MPICH", repr(t))  # the text of tlop tune
 
 
 def test_grid_is_a_table_a_frame_and_a_figure():
