@@ -36,8 +36,18 @@ def _value_text(v) -> str:
 def _options(profile=None, mapping=None, config=None, **flags) -> list:
     out = []
     for opt, v in (("--profile", profile), ("--mapping", mapping), ("--config", config)):
-        if v is not None:
-            out += [opt, v if isinstance(v, str) else getattr(v, "source", None) or str(v)]
+        if v is None:
+            continue
+        if not isinstance(v, str):  # a Profile by its file, a layout by its source, a mapping by its text
+            from pathlib import Path
+
+            from tlop.runtime.diagnostics import TlopError
+
+            found = getattr(v, "path", None) or getattr(v, "source", None) or (str(v) if opt == "--mapping" else None)
+            if found is None:
+                raise TlopError(f"{opt[2:]}={v!r}: give a name or a path (this object has no file)")
+            v = str(Path(found)) if opt == "--profile" else str(found)
+        out += [opt, v]
     for k, v in flags.items():
         if v is True:
             out.append("--" + k.replace("_", "-"))
