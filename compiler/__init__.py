@@ -28,6 +28,11 @@ _LAZY = {
     "read_layout": ("tlop.runtime.mapping", "read_layout"),
     "per_rank": ("tlop.runtime.per_rank", "per_rank"),
     "estimate_contention_ratio": ("tlop.apps.contention", "estimate_contention_ratio"),
+    "best": ("tlop.commands", "best"), "explain": ("tlop.commands", "explain"), "show": ("tlop.commands", "show"),
+    "tune": ("tlop.commands", "tune"), "Grid": ("tlop.grid", "Grid"),
+    "load_config": ("tlop.runtime.configs", "load_config"), "configuration": ("tlop.runtime.configs", "configuration"),
+    "bundled_configs": ("tlop.runtime.configs", "bundled_configs"),
+    "bundled_profiles": ("tlop.runtime.profile", "bundled_profiles"),
 }
 
 
@@ -40,6 +45,11 @@ def __getattr__(name):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tlop' has no attribute {name!r}")
+
+
+def __dir__():
+    """The module's names with the lazy ones (Tab completion offers ``tlop.load`` before it is used)."""
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def load_profile(name_or_path):
@@ -57,4 +67,6 @@ def default_profile():
 
 
 __all__ = ["load", "loads", "Module", "AlgorithmHandle", "TlopError", "load_profile", "default_profile",
-           "sequential", "round_robin", "read_layout", "per_rank", "estimate_contention_ratio", "__version__"]
+           "sequential", "round_robin", "read_layout", "per_rank", "estimate_contention_ratio", "best", "explain",
+           "show", "tune", "Grid", "load_config", "configuration", "bundled_configs", "bundled_profiles",
+           "__version__"]

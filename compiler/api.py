@@ -56,7 +56,9 @@ class AlgorithmHandle:
 
     @property
     def params(self) -> tuple:
-        return self.ir.params
+        """The parameters (:class:`tlop.ir.ParamSig`), shown as the signature
+        ``(P: int >= 1, m: bytes, c: channel = shm)``."""
+        return _Params(self.ir.params, self.module.program)
 
     def bind(self, args: dict, strings: bool = False) -> dict:
         """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.backends.binding`."""
@@ -198,6 +200,7 @@ class AlgorithmHandle:
 
     def _evaluate_slow(self, profile, mapping, invalid, args, tier, entry):
         """:meth:`evaluate` without native code yet: bind, maybe tier up, else interpret."""
+        args = self._read_strings(args)
         if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
             from tlop.runtime.hloggp import for_mapping
 
@@ -242,6 +245,17 @@ class AlgorithmHandle:
 
         model = default_model(as_profile(profile))
         return self if model == "taulop" else self.module.for_model(model)[self.name]
+
+    def _read_strings(self, args: dict) -> dict:
+        """``m="1KiB"``, ``c="net"``: string arguments read as the command line reads them (as
+        :meth:`grid` does); per-rank arguments and unknown names are left to binding."""
+        if not any(isinstance(v, str) for v in args.values()):
+            return args
+        from tlop.backends.binding import parse_cli_value
+
+        types = {p.name: p.type for p in self.ir.params if p.per_rank is None}
+        return {k: parse_cli_value(v, types[k], k, self.module.program) if isinstance(v, str) and k in types else v
+                for k, v in args.items()}
 
     def _evaluate_valid(self, profile, mapping, args):
         """:meth:`evaluate` at the points binding accepts, NaN at the others."""
@@ -308,6 +322,20 @@ class AlgorithmHandle:
         except ImportError:
             return None
         return "$" + format_latex(self.ir.body, self.module.program) + "$"
+
+
+class _Params(tuple):
+    """An algorithm's parameters; ``repr`` is its signature as ``tlop show`` writes it."""
+
+    def __new__(cls, params, program):
+        out = super().__new__(cls, params)
+        out._program = program
+        return out
+
+    def __repr__(self) -> str:
+        from tlop.cli.common import _signature
+
+        return "(" + ", ".join(_signature(p, self._program) for p in self) + ")"
 
 
 def _new_evaluation(profile, mapping, P) -> None:
@@ -403,8 +431,11 @@ class Module:
         if handle is None:
             alg = self.program.algorithms.get(name) if isinstance(name, str) else None
             if alg is None:
+                from tlop.runtime.suggest import hint
+
                 known = ", ".join(self.program.algorithms) or "(none)"
-                raise TlopError(f"no algorithm '{name}' in {self.path.name}; algorithms: {known}")
+                near = hint(str(name), self.program.algorithms)
+                raise TlopError(f"no algorithm '{name}' in {self.path.name}{near}{' ' if near else '; '}algorithms: {known}")
             handle = self._handles[name] = AlgorithmHandle(self, alg)
         return handle
 

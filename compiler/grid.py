@@ -4,8 +4,10 @@
 What it does: evaluates the outer product of the given values of each parameter (strings with a
 unit are read as on the command line; a channel parameter may take several channels, each
 evaluated on its own), keeps the values as an array with one axis per swept parameter, and
-shows itself as an HTML table in Jupyter (a matrix for two swept parameters, one row per point
-otherwise; times auto-scaled to s/ms/µs/ns with 4 significant digits).
+shows itself as an HTML table in Jupyter and as a text table in a terminal (a matrix for two
+swept parameters, one row per point otherwise; times auto-scaled to s/ms/µs/ns with 4
+significant digits), and converts to a pandas DataFrame (``to_pandas``, pandas optional) or a
+matplotlib figure (``plot``, the figure of ``tlop sweep --plot``).
 What it does not do: choose an engine (it uses :meth:`AlgorithmHandle.evaluate`, the
 interpreter) or stream grids too large for memory.
 """
@@ -68,9 +70,60 @@ class Grid:
     def _cost(v) -> str:
         return "–" if np.isnan(v) else format_time(float(v))
 
+    def _caption(self) -> str:
+        out = f"{self.algorithm} on {self.profile}"
+        if self.fixed:
+            out += " (" + ", ".join(f"{k}={self._label(k, v)}" for k, v in self.fixed.items()) + ")"
+        return out
+
     def __repr__(self) -> str:
-        shape = "×".join(str(len(v)) for v in self.axes.values()) or "1"
-        return f"<tlop grid {self.algorithm} on {self.profile}: {shape} points over {', '.join(self.axes) or '-'}>"
+        """The grid's table as ``tlop sweep`` prints it (at most :data:`MAX_HTML_ROWS` rows)."""
+        from tlop.cli.table import format_table
+
+        names = self.names
+        if len(names) == 2:
+            rk, ck = names
+            header = [f"{rk} \\ {ck}"] + [self._label(ck, c) for c in self.axes[ck]]
+            rows = [[self._label(rk, r)] + [self._cost(self.values[i, j]) for j in range(len(self.axes[ck]))]
+                    for i, r in enumerate(self.axes[rk][:MAX_HTML_ROWS])]
+            total = len(self.axes[rk])
+        else:
+            header = names + ["cost"]
+            all_rows = self.rows()
+            rows = [[self._label(n, row[n]) for n in names] + [self._cost(row["seconds"])]
+                    for row in all_rows[:MAX_HTML_ROWS]]
+            total = len(all_rows)
+        more = f"\n({len(rows)} of {total} rows shown)" if len(rows) < total else ""
+        return self._caption() + "\n" + format_table(header, rows) + more
+
+    def to_pandas(self):
+        """One row per point: a column per swept and fixed parameter (numbers in bytes and
+        seconds; channels by name) and ``seconds``.  Needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Grid.to_pandas() needs pandas: pip install pandas") from None
+        rows = self.rows()
+        for row in rows:
+            for k, v in row.items():
+                if self.types.get(k) == "channel":
+                    row[k] = self.channels[int(v)]
+                elif self.types.get(k) == "int" and not hasattr(v, "elements"):
+                    row[k] = int(v)
+                elif hasattr(v, "elements"):
+                    row[k] = self._label(k, v)
+        return pd.DataFrame(rows)
+
+    def plot(self, path=None):
+        """The cost over the one or two swept parameters as a matplotlib figure (that of
+        ``tlop sweep --plot``: lines, log axes for geometric values); with ``path`` also written
+        there (.svg, .png or .pdf).  Needs matplotlib."""
+        from tlop.cli.plot_grid import sweep_figure, write_figure
+
+        fig = sweep_figure(self._caption(), self.names, self.axes, self.values, self._label)
+        if path is not None:
+            write_figure(fig, str(path))
+        return fig
 
     def _repr_html_(self) -> str:
         e = html.escape

@@ -15,7 +15,10 @@ Three kinds, matching the reference library (``libtaulop`` ``src/mapping.cpp``) 
     the node count directly.
 a layout (``Layout``)
     an explicit table rank → node (and optionally rank → processor kind), read from a JSON or CSV
-    file (:func:`read_layout`); it fixes P.
+    file (:func:`read_layout`), from an MPI host file (``node0:8`` per line as ``mpiexec -f`` of
+    MPICH's Hydra and ``smpirun -hostfile`` read it, or ``node0 slots=8`` as Open MPI's
+    ``mpirun --hostfile``; each host's slots filled in turn), or written ``4x8`` (4 nodes of 8
+    ranks, filled in turn); it fixes P.
 
 What it does: parse the textual forms the command line takes (:func:`parse_mapping`), read and
 validate layout files with errors that name the file and the field, and compute node numbers
@@ -38,7 +41,7 @@ import numpy as np
 from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["Mapping", "Sequential", "RoundRobin", "Layout", "sequential", "round_robin",
-           "parse_mapping", "read_layout", "layout_from_dict", "MappingError", "MAX_RANKS"]
+           "parse_mapping", "read_layout", "layout_from_dict", "layout_from_hostfile", "MappingError", "MAX_RANKS"]
 
 #: the largest process count a mapping describes (a layout file larger than this is refused
 #: before it is read into memory)
@@ -194,6 +197,18 @@ def parse_mapping(text: str) -> Mapping:
         n = int(arg)
         make = sequential if fn in ("sequential", "seq") else round_robin
         return make(nodes=n) if key == "nodes" else make(n)
+    bare = text.strip()
+    if bare in ("sequential", "seq", "round_robin", "rr") and not Path(text).exists():
+        fn = "sequential" if bare.startswith("seq") else "round_robin"
+        raise MappingError(f"--mapping {text}: missing the ranks per node: {fn}(Q), e.g. {fn}(8), "
+                           f"or the number of nodes: {fn}(nodes=M) (tlop show --mapping {fn} keeps Q symbolic)")
+    grid = re.fullmatch(r"\s*([0-9]+)\s*[xX×]\s*([0-9]+)\s*", text)
+    if grid and not Path(text).exists():
+        nodes, per = int(grid.group(1)), int(grid.group(2))
+        if nodes < 1 or per < 1 or nodes * per > MAX_RANKS:
+            raise MappingError(f"--mapping {text}: NODESxRANKS needs whole numbers >= 1 "
+                               f"(at most {MAX_RANKS:,} ranks), e.g. 4x8")
+        return Layout(node=tuple(p // per for p in range(nodes * per)), source=text.strip())
     if re.match(r"^\s*\w+\s*\(", text):
         raise MappingError(f"--mapping {text}: unknown mapping; use sequential(Q), round_robin(Q), "
                            f"round_robin(nodes=M), or the path of a layout file")
@@ -217,6 +232,8 @@ def read_layout(path: Union[str, Path]) -> Layout:
         raise MappingError(f"{name}: cannot read the layout: {err.strerror or err}") from None
     if p.suffix.lower() == ".csv":
         return _layout_from_csv(text, name)
+    if p.suffix.lower() != ".json" and not text.lstrip().startswith(("{", "[")):
+        return layout_from_hostfile(text, name)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -262,6 +279,47 @@ def layout_from_dict(data, source: str = "<layout>") -> Layout:
         if kind is not None and not isinstance(kind, str):
             raise MappingError(f"{where}.kind: expected a processor kind name such as \"cpu\", got {kind!r}")
         entries.append((node, kind))
+    return _build(entries, source)
+
+
+_HOST_LINE = re.compile(r"^([A-Za-z0-9_.\-\[\]]+)(?::([0-9]+))?(?:\s+(.*))?$")
+
+
+def layout_from_hostfile(text: str, source: str = "<hostfile>") -> Layout:
+    """A layout from an MPI host file: one host per line, ``node0:8`` (MPICH Hydra's
+    ``mpiexec -f``, SimGrid's ``smpirun -hostfile``), ``node0 slots=8`` (Open MPI's
+    ``mpirun --hostfile``) or ``node0`` (one slot); ``#`` starts a comment.  Ranks fill each
+    host's slots in turn, in the order of the file (the default placement of both launchers:
+    by slot); a host named twice adds slots to the same node."""
+    entries = []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _HOST_LINE.match(line)
+        slots_t = None
+        if m:
+            host, slots_t, rest = m.groups()
+            if rest:
+                opts = dict(kv.split("=", 1) for kv in rest.split() if "=" in kv)
+                bad = [kv for kv in rest.split() if "=" not in kv]
+                if bad or set(opts) - {"slots", "max_slots", "max-slots"}:
+                    m = None
+                elif "slots" in opts:
+                    if slots_t is not None or not opts["slots"].isdigit():
+                        m = None
+                    slots_t = opts["slots"]
+        if not m:
+            raise MappingError(f"{source}:{line_no}: not a host line: {raw.strip()!r} "
+                               f"(expected HOST, HOST:SLOTS or HOST slots=N)")
+        slots = int(slots_t) if slots_t is not None else 1
+        if slots < 1:
+            raise MappingError(f"{source}:{line_no}: {host}: slots must be at least 1")
+        if len(entries) + slots > MAX_RANKS:
+            raise MappingError(f"{source}:{line_no}: more than {MAX_RANKS:,} ranks")
+        entries.extend((host, None) for _ in range(slots))
+    if not entries:
+        raise MappingError(f"{source}: the host file names no host")
     return _build(entries, source)
 
 

@@ -79,7 +79,7 @@ def test_report_is_self_contained_and_states_mu_bar_and_misses(tmp_path, fmt):
     path = tmp_path / f"report.{fmt}"
     write_report(path, cells, {"machine": "test box", "goal": 1.15}, figures(cells))
     text = path.read_text()
-    assert "µ̄ = 1.37 over 7 measured cells (of 8 planned)" in text
+    assert "µ̄ = 1.37 (median 1.25, geometric mean 1.32) over 7 measured cells (of 8 planned)" in text
     assert "misses by more than 1.5× in 2 of 7 cells" in text
     assert "Goal µ̄ ≤ 1.15: not met" in text
     assert "test box" in text
@@ -107,3 +107,38 @@ def test_validate_refusals_before_running_anything(tmp_path, capsys, argv, messa
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "v" / "samples.jsonl").exists()
+
+
+def test_summary_reports_median_and_geometric_mean_beside_the_mean():
+    """One cell measured on a loaded machine (µ = 379) moves µ̄ a lot, the median and the
+    geometric mean much less (issue 25)."""
+    cells = _cells()
+    s = summary(cells)
+    mus = sorted([1.0, 1.25, 2.0, 1.1, 1.25, 1.0, 2.0])
+    assert s["median_mu"] == pytest.approx(mus[3])
+    assert s["geomean_mu"] == pytest.approx(math.exp(sum(math.log(x) for x in mus) / 7))
+    records = [{"kind": "point", "key": cells[6].key, "stats": {"median": 379 * cells[6].predicted, "n": 30}}]
+    loaded = summary(cells_from_records(cells, records))
+    assert loaded["mean_mu"] > 45 and loaded["median_mu"] < 1.3 and loaded["geomean_mu"] < 3
+
+
+def test_environment_warnings_load_oversubscription_and_another_host():
+    from tlop.cli.validate import environment_warnings
+    from tlop.runtime.profile import load_profile
+
+    prof = load_profile("localhost-example")  # measured on the host 'vm'
+    assert environment_warnings(prof, 16, 0.5, "vm", 4) == []
+    w = environment_warnings(prof, 2, 8.7, "node7.cluster", 4)
+    assert w[0].startswith("the load average (8.7) exceeds the 2 cores")
+    assert w[1] == "up to 4 ranks on 2 cores: ranks are oversubscribed and wait for each other"
+    assert w[2].startswith("the profile 'localhost-example' was measured on 'vm', not on this host ('node7.cluster')")
+    assert environment_warnings(prof, 2, None, "vm", 2) == []  # no load average on this system
+
+
+def test_the_mpi_is_named_by_library_and_version():
+    from tlop.runtime.measure.launch import mpi_version_text
+
+    hydra = "HYDRA build details:\n    Version:                                 5.0.2\n    Release Date: x\n"
+    assert mpi_version_text(hydra) == "MPICH 5.0.2 (Hydra)"
+    assert mpi_version_text("mpiexec (Open MPI) 5.0.3\n\nReport bugs to …\n") == "mpiexec (Open MPI) 5.0.3"
+    assert mpi_version_text("") == ""

@@ -94,7 +94,9 @@ def parse_cli_value(text: str, ptype: str, name: str, program: ir.Program) -> fl
     value, unit = q
     dim = unit_dimension(unit)
     if dim is None:
-        raise TlopError(f"{name}={text}: unknown unit '{unit}'")
+        from tlop.runtime.suggest import unit_hint
+
+        raise TlopError(f"{name}={text}: unknown unit '{unit}'{unit_hint(unit)}")
     factor, t_exp, b_exp = dim
     want = parse_type(ptype)
     if unit and want is not None and want.is_num:
@@ -164,8 +166,11 @@ class Binder:
         alg = self.alg
         for k in args:
             if k not in self.names:
+                from tlop.runtime.suggest import hint
+
                 problems.append(Diagnostic(
-                    f"'{alg.name}' has no parameter '{k}'; parameters: {', '.join(p.name for p in alg.params)}",
+                    f"'{alg.name}' has no parameter '{k}'{hint(str(k), self.names) or ';'} "
+                    f"parameters: {', '.join(p.name for p in alg.params)}",
                     alg.span))
         env: dict = {}
         for p in self.params:

@@ -149,13 +149,44 @@ def _best(args) -> int:
     def winner(best, best_cost, j):
         return labels[best[j]] if np.isfinite(best_cost[j]) else "-"
 
+    def margin(best_cost, second, j) -> str:
+        """How many times more the next best costs (``×2.28``), or ``-``."""
+        return f"×{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"
+
+    detail = [2]  # what a matrix cell shows: 2 name, cost and margin; 1 name and margin; 0 the name
+
+    def cell(best, best_cost, second, j) -> str:
+        """A matrix cell: the cheapest, its cost and its margin (``binomial 6.614 µs ×2.28``), less
+        when the terminal is too narrow for that (see ``detail``)."""
+        if not np.isfinite(best_cost[j]):
+            return "-"
+        m = margin(best_cost, second, j)
+        cost = f" {fmt.seconds(best_cost[j], args)}" if detail[0] == 2 else ""
+        return f"{labels[best[j]]}{cost}" + ("" if m == "-" or detail[0] == 0 else f" {m}")
+
+    def next_best(costs, best, j) -> str:
+        """The name of the second cheapest algorithm at point ``j``, or ``-``."""
+        if costs.shape[0] < 2:
+            return "-"
+        order = np.argsort(costs[:, j], kind="stable")
+        k = order[1] if order[0] == best[j] else order[0]
+        return labels[k] if np.isfinite(costs[k, j]) else "-"
+
     if getattr(args, "plot", None):
         from tlop.cli.plot_grid import selection_figure, write_figure
 
-        won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
         fixed = ", ".join(f"{k}={label(k, axes[k][0])}" for k in names_ if len(axes[k]) == 1)
         title = f"cheapest algorithm on {prof.name}" + (f" ({fixed})" if fixed else "")
-        write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
+        swept1 = [k for k in names_ if len(axes[k]) > 1]
+        if len(swept1) == 1:  # one swept parameter: every candidate's cost curve, the winner's thick
+            from tlop.cli.plot_grid import best_curves_figure, plotted_axes
+
+            plotted_axes(names_, grid.shape, "best")
+            costs = np.concatenate([c[4] for c in chunks()], axis=1)
+            write_figure(best_curves_figure(title, swept1[0], axes[swept1[0]], costs, labels, label), args.plot)
+        else:
+            won = _gather(chunks, grid, lambda c: np.where(np.isfinite(c[2]), c[1], -1), "best")
+            write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
         from tlop.cli import csvfast
@@ -183,7 +214,10 @@ def _best(args) -> int:
                            "seconds": float(best_cost[j]),
                            "costs": {n: float(c) for n, c in zip(labels, costs[:, j])}}
 
-        emit_stream({"files": args.files, "profile": prof.name, "algorithms": labels, "parameters": names_},
+        from tlop.cli.common import _provenance
+
+        emit_stream({"files": args.files, "profile": prof.name, **_provenance(prof, args), "algorithms": labels,
+                     "parameters": names_},
                     "points", points(),
                     lambda: {"engine": runs[used[0]][0] if used[0] >= 0 else "interp",
                              "excluded": [{"algorithm": n, "reason": why}
@@ -200,9 +234,16 @@ def _best(args) -> int:
     layout = None
     if len(swept) == 2:
         rk, ck = swept
-        layout = matrix_layout(rk, ck, axes, label, max(len(n) for n in labels + ["-"]), grid.size)
+        name_width = max(len(n) for n in labels + ["-"])
+        for detail[0], extra in ((2, 16), (1, 6), (0, 0)):  # the most a terminal's width allows
+            layout = matrix_layout(rk, ck, axes, label, name_width + extra, grid.size)
+            if layout is not None:
+                break
     # the height of the table is known before evaluating it: title, notes, fixed values, header, rows
-    with _paged(args, _table_rows(grid, swept, layout) + 3 + len(excluded) + len(candidates)):
+    from tlop.cli.common import _markdown_export
+
+    with _paged(args, _table_rows(grid, swept, layout) + 3 + len(excluded) + len(candidates)), \
+            _markdown_export(args):
         if layout is not None:
             fixed = {k: axes[k][0] for k in names_ if k not in swept}
 
@@ -212,27 +253,34 @@ def _best(args) -> int:
                     print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
 
             if layout == "transposed":
-                table = _transposed(grid, rk, ck, label, lambda r, i: winner(r[1], r[2], i), chunks)
+                table = _transposed(grid, rk, ck, label, lambda r, i: cell(r[1], r[2], r[3], i), chunks)
                 preamble2()
                 _print_table(*table)
+                _cell_legend(len(candidates), detail[0])
                 return 0
             header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
             cols = len(axes[ck])
 
             def rows():
-                for columns, best, best_cost, _, _ in chunks(_matrix_chunk(grid, rk, ck)):
-                    yield [[label(rk, columns[rk][i])] + [winner(best, best_cost, j) for j in range(i, i + cols)]
+                for columns, best, best_cost, second, _ in chunks(_matrix_chunk(grid, rk, ck)):
+                    yield [[label(rk, columns[rk][i])] + [cell(best, best_cost, second, j) for j in range(i, i + cols)]
                            for i in range(0, len(best), cols)]
             _print_table_chunks(header, rows, preamble2)
+            _cell_legend(len(candidates), detail[0])
         else:  # one row per point (also a matrix too wide for the terminal either way round)
-            header = names_ + ["best", "cost", "next best ×"]
+            header = names_ + ["best", "cost", "next best", "×"]
 
             def rows():
-                for columns, best, best_cost, second, _ in chunks():
+                for columns, best, best_cost, second, costs in chunks():
                     yield [[label(k, columns[k][j]) for k in names_]
                            + [winner(best, best_cost, j), fmt.seconds(best_cost[j], args) if np.isfinite(best_cost[j])
-                              else "-",
-                              f"{second[j] / best_cost[j]:.2f}" if np.isfinite(second[j]) and best_cost[j] > 0 else "-"]
+                              else "-", next_best(costs, best, j), margin(best_cost, second, j)]
                            for j in range(len(best))]
             _print_table_chunks(header, rows, preamble)
     return 0
+
+
+def _cell_legend(candidates: int, detail: int) -> None:
+    if candidates > 1 and detail:
+        print("(each cell: the cheapest algorithm, " + ("its cost, " if detail == 2 else "")
+              + "and × how many times more the next best costs)")

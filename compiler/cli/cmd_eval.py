@@ -10,13 +10,15 @@ import math
 from tlop.runtime.diagnostics import TlopError
 from tlop.cli import format as fmt
 from tlop.cli.jsonout import emit as _emit_json
-from tlop.cli.common import _engine, _load, _mapping, _point, _profile
+from tlop.cli.common import _check_mapping_used, _engine, _load, _mapping, _point, _profile, _provenance
 
 
 def cmd_eval(args) -> int:
     m = _load(args.file, args)
     h = m[args.algorithm]
-    env = h.bind(_point(args, h, args.assignments), strings=True)
+    point = _point(args, h, args.assignments)
+    _check_mapping_used(args, h, point)
+    env = h.bind(point, strings=True)
     prof = _profile(args)
     engine, run = _engine(args, h, prof, points=1, point=env)
     value = float(run(env))
@@ -26,7 +28,7 @@ def cmd_eval(args) -> int:
     mapping = _mapping(args, h) if h.ir.over is not None else None
     if args.json:
         out = {
-            "algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+            "algorithm": h.name, "file": str(m.path), "profile": prof.name, **_provenance(prof), "engine": engine,
             "arguments": {p.name: fmt.param_json(p.type, shown[p.name], m.program.channels) for p in h.params},
             "seconds": value,
         }

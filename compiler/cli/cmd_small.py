@@ -97,6 +97,11 @@ def cmd_demo(args) -> int:
     from tlop.api import load
     from tlop.runtime.errors import OutOfGridWarning
 
+    for opt in ("mapping", "config", "layout", "partition"):
+        if getattr(args, opt, None):
+            raise TlopError(f"--{opt}: tlop demo prices closed forms that take no mapping (their nodes of 8 "
+                            f"ranks are the Q=8 shown); price schedules over a mapping with tlop eval, sweep or "
+                            f"best, e.g. tlop sweep taulop/allgather ring P=8..64:x2 m=1MiB --{opt} …")
     prof = _profile(args)
     sizes = [1024.0, 65536.0, 1048576.0]
     procs = [_demo_processes(p) for p in args.P]

@@ -1,6 +1,9 @@
 """``tlop sweep``: one algorithm over a grid of parameter values, streamed in chunks as a table,
 CSV or JSON lines, with a plot.
 
+Points where the algorithm's constraints or ``where`` condition fail are left out, as ``tlop
+best`` and the API's ``invalid="nan"`` do: shown as ``-`` (empty in CSV, null in JSON) and
+counted in a note on stderr; ``--invalid error`` stops at the first instead.
 What it does not do: compare algorithms (``tlop best``).
 """
 
@@ -67,6 +70,40 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
         sub = {k: (v[mask] if k not in combo else combo[k]) for k, v in columns.items()}
         values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
     return values
+
+
+def _admissible(run, h, columns: dict, per_rank: dict, ptypes: dict, skip: bool, skipped: list):
+    """:func:`_evaluate_columns` at the points the algorithm's constraints admit, NaN at the
+    others (counted in ``skipped[0]``); with ``skip`` False every point is evaluated, so the
+    first excluded one raises its diagnostic."""
+    import numpy as np
+
+    from tlop.backends.binding import constraint_mask
+
+    n = len(next(iter(columns.values()))) if columns else 1
+    ok = np.broadcast_to(constraint_mask(h.ir, columns), (n,)) if skip else np.ones(n, dtype=bool)
+    if ok.all():
+        return _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
+    values = np.full(n, np.nan)
+    skipped[0] += int(n - np.count_nonzero(ok))
+    if ok.any():
+        values[ok] = _evaluate_columns(run, h, {**{k: np.asarray(v)[ok] for k, v in columns.items()}, **per_rank},
+                                       ptypes)
+    return values
+
+
+def _cost(v, args) -> str:
+    """A point's cost, ``-`` where its constraints left it out."""
+    return "-" if v != v else fmt.seconds(v, args)
+
+
+def _skipped_note(h, skipped: int, size: int) -> None:
+    import sys
+
+    if skipped:
+        why = "its where condition or constraints" if h.ir.requires is not None else "its constraints"
+        print(f"tlop: note: {skipped} of {size} points left out: {why} exclude them (shown as -); "
+              f"--invalid error stops at the first instead", file=sys.stderr)
 
 
 def _label(ptypes: dict, program, args=None):
@@ -145,19 +182,28 @@ def _sweep(args) -> int:
     ptypes = {p.name: p.type for p in h.params}
     for k in raw:
         if k not in ptypes:
-            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+            from tlop.runtime.suggest import hint
+
+            raise TlopError(f"'{h.name}' has no parameter '{k}'{hint(k, ptypes) or ';'} parameters: {', '.join(ptypes)}")
     per_rank = _per_rank_arguments(raw, h.params, ptypes, m.program)
+    from tlop.cli.common import _check_mapping_used
+
+    _check_mapping_used(args, h, {k: v for k, v in raw.items() if k in ("P", "Q") and "," not in v and ".." not in v})
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
     engine, run = _engine(args, h, prof, points=grid.size, point=_largest_point(h, axes, per_rank))
     label = _label(ptypes, m.program, args)
 
+    skipped = [0]  # points the constraints exclude (the last pass over the grid)
+    skip = getattr(args, "invalid", "skip") == "skip"
+
     def chunks(size=None):
         from tlop.cli.grid import CHUNK_POINTS
 
+        skipped[0] = 0
         for start, columns in grid.chunks(size or CHUNK_POINTS):
-            yield columns, _evaluate_columns(run, h, {**columns, **per_rank}, ptypes)
+            yield columns, _admissible(run, h, columns, per_rank, ptypes, skip, skipped)
 
     if getattr(args, "distributed", False):  # the same chunks, evaluated by the MPI job's workers
         from tlop.cli.distributed import distributed_chunks
@@ -178,25 +224,36 @@ def _sweep(args) -> int:
         def blocks():
             start = 0
             for _, values in chunks():
-                yield csvfast.block(cells.columns(start, len(values)) + [csvfast.numbers(values)])
+                # a point the constraints leave out: an empty cell, as in the table's '-'
+                yield csvfast.block(cells.columns(start, len(values))
+                                    + [[x if x != "nan" else "" for x in csvfast.numbers(values)]])
                 start += len(values)
         _write_csv(args.csv, names + ["seconds"], blocks())
+        _skipped_note(h, skipped[0], grid.size)
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream
 
+        from tlop.cli.common import _provenance
+
         emit_stream({"algorithm": h.name, "file": str(m.path), "profile": prof.name, "engine": engine,
+                     **_provenance(prof, args, h if h.ir.over is not None else None),
                      "parameters": names}, "points",
-                    ({**_json_point(names, ptypes, m.program, columns, j), "seconds": float(val)}
+                    ({**_json_point(names, ptypes, m.program, columns, j),
+                      "seconds": float(val) if val == val else None}
                      for columns, values in chunks() for j, val in enumerate(values)))
+        _skipped_note(h, skipped[0], grid.size)
         return 0
     layout = None
     if len(swept) == 2:
         rk, ck = swept
         layout = matrix_layout(rk, ck, axes, label, _cost_width(args), grid.size)
     # the height of the table is known before evaluating it: title, fixed values, header, rows
-    with _paged(args, _table_rows(grid, swept, layout) + 3):
+    from tlop.cli.common import _markdown_export
+
+    with _paged(args, _table_rows(grid, swept, layout) + 3), _markdown_export(args):
         _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks)
+    _skipped_note(h, skipped[0], grid.size)
     return 0
 
 
@@ -219,17 +276,17 @@ def _print_sweep(args, h, prof, engine, grid, swept, layout, label, chunks) -> N
         if fixed:
             print("  " + ", ".join(f"{k}={label(k, v)}" for k, v in fixed.items()))
         if layout == "transposed":
-            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: fmt.seconds(r[1][i], args), chunks))
+            _print_table(*_transposed(grid, rk, ck, label, lambda r, i: _cost(r[1][i], args), chunks))
             return
         header = [f"{rk} \\ {ck}"] + [label(ck, c) for c in axes[ck]]
         cols = len(axes[ck])
 
         def rows():
             for columns, values in chunks(_matrix_chunk(grid, rk, ck)):
-                yield [[label(rk, columns[rk][i])] + [fmt.seconds(v, args) for v in values[i:i + cols]]
+                yield [[label(rk, columns[rk][i])] + [_cost(v, args) for v in values[i:i + cols]]
                        for i in range(0, len(values), cols)]
         _print_table_chunks(header, rows)
     else:  # one row per point (also a matrix too wide for the terminal either way round)
         header = names + ["cost"]
-        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [fmt.seconds(val, args)]
+        _print_table_chunks(header, lambda: ([[label(k, columns[k][j]) for k in names] + [_cost(val, args)]
                                               for j, val in enumerate(values)] for columns, values in chunks()))

@@ -1,7 +1,8 @@
 """Diagnostics in colour on a terminal.
 
-What it does: decides whether a stream gets colour — a terminal, ``NO_COLOR`` unset or empty
-(https://no-color.org), ``TERM`` not ``dumb``; ``FORCE_COLOR`` forces it — and colours rendered
+What it does: decides whether a stream gets colour — ``--color=always|never`` when given (as
+pytest and git take it), else a terminal, ``NO_COLOR`` unset or empty (https://no-color.org),
+``TERM`` not ``dumb``; ``FORCE_COLOR`` forces it — and colours rendered
 diagnostics: the place in bold, ``error`` red, ``warning`` yellow, ``note`` cyan, the caret line
 green; :func:`print_error` prints a :class:`~tlop.runtime.diagnostics.TlopError` on stderr that way.
 What it does not do: render diagnostics (:mod:`tlop.runtime.diagnostics` does; the text without
@@ -14,7 +15,19 @@ import os
 import re
 import sys
 
-__all__ = ["wants_colour", "colour_diagnostics", "print_error"]
+__all__ = ["wants_colour", "colour_diagnostics", "print_error", "set_mode", "MODES"]
+
+#: the values of ``--color``
+MODES = ("auto", "always", "never")
+_mode = "auto"
+
+
+def set_mode(mode: str) -> None:
+    """``--color``: ``always`` and ``never`` decide; ``auto`` leaves it to the stream and the
+    environment."""
+    global _mode
+    _mode = mode if mode in MODES else "auto"
+
 
 _RESET, _BOLD, _RED, _YELLOW, _CYAN, _GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[32m"
 _SEVERITY = {"error": _RED, "warning": _YELLOW, "note": _CYAN}
@@ -23,6 +36,8 @@ _CARET = re.compile(r"^(\s+)(\^+)$")
 
 
 def wants_colour(stream) -> bool:
+    if _mode != "auto":
+        return _mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):

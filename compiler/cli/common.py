@@ -64,6 +64,63 @@ def _profile(args):
     return prof
 
 
+def _provenance(prof, args=None, handle=None) -> dict:
+    """What a JSON record needs to be reproduced beyond the profile's name: a profile from a file
+    the user gave (not a bundled one) by its path and SHA-256, and the mapping or configuration
+    in use (``--mapping``, ``--config``, ``--layout``) as its text."""
+    import hashlib
+
+    out = {}
+    path = getattr(prof, "path", None)
+    if path is not None:
+        from pathlib import Path
+
+        from tlop.runtime.profile import bundled_profiles
+
+        path = Path(path).resolve()
+        if path not in {Path(p).resolve() for p in bundled_profiles().values()}:
+            try:
+                out["profile_path"] = str(path)
+                out["profile_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                pass
+    if args is not None:
+        mapping = _mapping(args, handle) if handle is not None else None
+        if mapping is None and any(getattr(args, k, None) for k in ("mapping", "config", "layout")):
+            mapping = _mapping(args)
+        if mapping is not None:
+            out["mapping"] = str(mapping)
+    return out
+
+
+def _check_mapping_used(args, handle, point: dict) -> None:
+    """Warn when ``--mapping`` is given for an algorithm that is not over a mapping (a closed
+    form ignores it), and when its ``Q`` (ranks per node) contradicts what the mapping places at
+    that ``P`` — the silent disagreement a ranks-per-node parameter allows."""
+    spec = getattr(args, "mapping", None)
+    if not spec or handle.ir.over is not None:
+        return
+    import warnings
+
+    msg = (f"--mapping {printable(spec)}: '{handle.name}' is a closed form, not over a process mapping; "
+           f"the mapping is not used")
+    q, P = point.get("Q"), point.get("P")
+    if q is not None and P is not None and any(p.name == "Q" for p in handle.params):
+        try:
+            import numpy as np
+
+            from tlop.backends.binding import as_mapping
+
+            Pn, qn = int(float(P)), int(float(q))
+            counts = np.bincount(np.asarray(as_mapping(spec).node_of(np.arange(Pn), Pn), dtype=np.int64))
+            counts = counts[counts > 0]
+            if len(set(counts.tolist())) == 1 and int(counts[0]) != qn:
+                msg += (f", and Q={qn} contradicts it: it places {int(counts[0])} ranks per node at P={Pn}")
+        except (TlopError, ValueError, OverflowError):
+            pass
+    warnings.warn(msg, stacklevel=2)
+
+
 def _assignments(items: Sequence[str]) -> dict:
     out = {}
     for it in items:
@@ -363,8 +420,13 @@ def _print_table_chunks(header, chunks, preamble=None) -> None:
     if preamble:
         preamble()
     print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    kept = [] if _markdown_tables is not None else None
     for rows in chunks():
         sys.stdout.write("".join("  ".join(str(c).rjust(w) for c, w in zip(r, widths)) + "\n" for r in rows))
+        if kept is not None:
+            kept.extend(rows)
+    if kept is not None:
+        _markdown_tables.append((list(header), kept))
     if nrows > LONG_TABLE:
         print(f"tlop: note: {nrows} rows; --csv OUT writes the grid as CSV (--csv - to standard output)",
               file=sys.stderr)
@@ -373,7 +435,52 @@ def _print_table_chunks(header, chunks, preamble=None) -> None:
 _csv_number = fmt.csv_number
 
 
-_print_table = print_table
+def _print_table(header, rows) -> None:
+    """An aligned table on stdout (:func:`tlop.cli.table.print_table`), kept for
+    ``--export-markdown`` when that is asked for."""
+    print_table(header, rows)
+    if _markdown_tables is not None:
+        _markdown_tables.append((list(header), [list(r) for r in rows]))
+
+
+#: the tables printed while ``--export-markdown`` collects them (None: not collecting)
+_markdown_tables = None
+
+
+def _add_markdown_option(p) -> None:
+    p.add_argument("--export-markdown", metavar="FILE",
+                   help="also write the printed table as a GitHub Markdown table into FILE (as hyperfine does)")
+
+
+class _markdown_export:
+    """``with _markdown_export(args):`` — the tables printed inside are also written, as Markdown,
+    to ``args.export_markdown`` (nothing when the option is not given)."""
+
+    def __init__(self, args):
+        self.target = getattr(args, "export_markdown", None)
+
+    def __enter__(self):
+        global _markdown_tables
+        if self.target:
+            _markdown_tables = []
+        return self
+
+    def __exit__(self, kind, value, tb):
+        global _markdown_tables
+        tables, _markdown_tables = _markdown_tables, None
+        if not self.target or kind is not None:
+            return False
+        from tlop.cli.table import markdown_table
+        from tlop.runtime.atomic import open_text_atomic
+
+        try:
+            with open_text_atomic(self.target) as f:
+                f.write("\n".join(markdown_table(h, r) for h, r in tables or []))
+        except OSError as err:
+            raise TlopError(f"{printable(self.target)}: cannot write the Markdown table: {err.strerror or err}") \
+                from None
+        print(f"wrote {printable(self.target)}", file=sys.stderr)
+        return False
 
 
 def _add_profile_options(p):

@@ -75,7 +75,9 @@ def run(args) -> int:
         sizes = [int(v) for v in parse_axis("N", raw.pop("N"), "int", m.program, 10_000)]
     for k in raw:
         if k not in ptypes:
-            raise TlopError(f"'{h.name}' has no parameter '{k}'; parameters: {', '.join(ptypes)}")
+            from tlop.runtime.suggest import hint
+
+            raise TlopError(f"'{h.name}' has no parameter '{k}'{hint(k, ptypes) or ';'} parameters: {', '.join(ptypes)}")
     names = config_names(args.config) if args.config else [None]
     label = _label(ptypes, m.program, args)
     own_P = "P" in ptypes and "P" not in raw

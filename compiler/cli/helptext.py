@@ -38,12 +38,21 @@ HELP = {
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "
                  "one profile in detail (channels, table grids, scalars, provenance).",
                  ["tlop profiles", "tlop profiles lusitania", "tlop profiles my-cluster.json --json"]),
+    "configs": ("List the bundled process configurations (layout and data partitions) that --config NAME "
+                "takes; with NAME, its nodes, ranks and partitions.",
+                ["tlop configs", "tlop configs fig8", "tlop configs M10 --json"]),
+    "explain-code": ("Explain a diagnostic code: what raises it, what to do, an example (as rustc --explain "
+                     "and ruff rule do).",
+                     ["tlop explain-code E021", "tlop explain-code 30"]),
+    "help": ("Explain a diagnostic code (tlop help E021), or show a command's help (tlop help sweep).",
+             ["tlop help E021", "tlop help sweep"]),
     "new": ("Write a starter .tlop file (a closed-form algorithm, the same as a schedule, a where "
             "condition) with the commands to try on it.",
             ["tlop new mybcast"]),
-    "completion": ("Print a shell completion script: subcommands, options and their choices, stdlib "
-                   "modules, profiles and files.",
-                   ["tlop completion bash", "tlop completion zsh"]),
+    "completion": ("Print a shell completion script (bash, zsh, fish): subcommands, options and their choices, stdlib "
+                   "modules and their algorithms, profiles, configurations and files.",
+                   ["tlop completion bash", "tlop completion zsh",
+                    "tlop completion fish"]),
     "demo": ("Price several stdlib algorithms side by side on the default profile.",
              ["tlop demo", "tlop demo -P 4 16 --unit us"]),
     "convert-taulop": ("Convert libtaulop parameter files (SHM.txt, TCP.txt, IB.txt, gamma.txt) into a "

@@ -25,16 +25,14 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep
 from tlop.cli import format as fmt
 from tlop.cli.jsonout import emit as _emit_json
-from tlop.cli.common import _add_max_points, _add_pager_option, _add_profile_options, _load, _print_error
+from tlop.cli.common import _add_markdown_option, _add_max_points, _add_pager_option, _add_profile_options, _load, \
+    _print_error
 from tlop.cli.cmd_check import cmd_check
 from tlop.cli.cmd_show import cmd_show
 from tlop.cli.cmd_eval import cmd_eval
 from tlop.cli.cmd_sweep import cmd_sweep
 from tlop.cli.cmd_best import cmd_best
 from tlop.cli.cmd_small import cmd_completion, cmd_demo, cmd_new, cmd_profiles
-
-__all__ = ["main"]
-
 
 __all__ = ["main"]
 
@@ -64,8 +62,8 @@ MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with 
 
 
 #: every subcommand, in the order of ``tlop --help``
-COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "new", "completion", "demo", "convert-taulop", "partition") \
-    + tuple(PACKAGE_COMMANDS)
+COMMANDS = ("check", "show", "eval", "sweep", "best", "profiles", "configs", "new", "completion", "demo",
+            "convert-taulop", "partition") + tuple(PACKAGE_COMMANDS) + ("explain-code", "help")
 
 
 def build_parser(chosen=None) -> argparse.ArgumentParser:
@@ -73,6 +71,8 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     subcommand's parser is built (start-up: the others may import heavy modules)."""
     ap = argparse.ArgumentParser(prog="tlop", description="Compile and evaluate communication-cost models.")
     ap.add_argument("--version", action=_VersionAction)
+    ap.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"), default="auto",
+                    help="colour diagnostics: auto (a terminal without NO_COLOR; the default), always, never")
     sub = _Subcommands(ap.add_subparsers(dest="command", metavar="COMMAND"), chosen)
 
     p = sub.add_parser("check", help="parse and check .tlop files (every .tlop file under a directory)")
@@ -125,6 +125,10 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the grid as JSON (full-precision seconds)")
     p.add_argument("--plot", metavar="FILE", help="also draw the cost over one or two swept parameters into FILE "
                                                   "(.svg, .png or .pdf; needs matplotlib)")
+    p.add_argument("--invalid", choices=("skip", "error"), default="skip",
+                   help="points where the algorithm's constraints or where condition fail: skip them (shown as -, "
+                        "counted in a note; the default, as tlop best does) or stop with the error")
+    _add_markdown_option(p)
     p.add_argument("--distributed", action="store_true",
                    help="evaluate the grid on the workers of an MPI job: mpiexec -n N python -m mpi4py.futures "
                         "-m tlop.cli sweep … --distributed (same output as a serial sweep)")
@@ -150,6 +154,7 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
                                                   "over one or two swept parameters) into FILE (.svg, .png or .pdf); "
                                                   "with --crossover, the crossover value against the other swept "
                                                   "parameter")
+    _add_markdown_option(p)
     fmt.add_unit_option(p)
     _add_pager_option(p)
     _add_profile_options(p)
@@ -162,12 +167,20 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_profiles)
 
+    p = sub.add_parser("configs", help="list the bundled process configurations (--config NAME); with NAME, "
+                                       "show one")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_configs_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_configs)
+
     p = sub.add_parser("new", help="write a starter .tlop file")
     p.add_argument("name", metavar="NAME", help="the file to write: NAME.tlop (never overwritten)")
     p.set_defaults(run=cmd_new)
 
-    p = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
-    p.add_argument("shell", choices=("bash", "zsh"))
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(run=cmd_completion)
 
     p = sub.add_parser("demo", help="price several stdlib algorithms on the default profile")
@@ -191,6 +204,20 @@ def build_parser(chosen=None) -> argparse.ArgumentParser:
         p.set_defaults(run=partition_cmd.run)
 
     _add_package_commands(sub)
+
+    p = sub.add_parser("explain-code", help="explain a diagnostic code, e.g. tlop explain-code E021")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_explain_code_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_explain_code)
+
+    p = sub.add_parser("help", help="explain a diagnostic code (tlop help E021) or show a command's help")
+    if not isinstance(p, _Skipped):
+        from tlop.cli import cmd_info
+
+        cmd_info.add_help_arguments(p)
+        p.set_defaults(run=cmd_info.cmd_help)
     return ap
 
 
@@ -254,7 +281,43 @@ class _Subcommands:
             return _Skipped()
         from tlop.cli.helptext import decorate
 
-        return self.sub.add_parser(name, **decorate(name, kwargs))
+        if name not in INTERMIXED:
+            return _with_colour_option(self.sub.add_parser(name, **decorate(name, kwargs)))
+        saved, self.sub._parser_class = self.sub._parser_class, _IntermixedParser  # noqa: SLF001
+        try:
+            return _with_colour_option(self.sub.add_parser(name, **decorate(name, kwargs)))
+        finally:
+            self.sub._parser_class = saved  # noqa: SLF001
+
+
+def _with_colour_option(p):
+    """``--color`` after the command too (``tlop check f.tlop --color=never``); SUPPRESS keeps a
+    value given before the command."""
+    p.add_argument("--color", "--colour", dest="color", choices=("auto", "always", "never"),
+                   default=argparse.SUPPRESS, help="colour diagnostics: auto (the default), always, never")
+    return p
+
+
+#: subcommands whose options may sit between the algorithm and its NAME=VALUE arguments
+INTERMIXED = ("eval", "sweep", "best", "explain")
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser whose options and positionals may be intermixed
+    (``tlop eval FILE ALG --profile lusitania P=16 m=1KiB``): argparse's
+    ``parse_known_intermixed_args`` for the subcommand (the top-level parser, which has
+    subparsers, cannot use it)."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # the two passes of parse_known_intermixed_args
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def _run_measure(args) -> int:
@@ -304,12 +367,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         keep_loaded_objects()
     argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in argv if not a.startswith("-")), None)  # top-level options take no value
+    # the command: the first word that is not an option (nor the value of a top-level --color)
+    first = next((a for i, a in enumerate(argv) if not a.startswith("-")
+                  and not (i and argv[i - 1] in ("--color", "--colour"))), None)
     parser = build_parser(first if first in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse exits on usage errors and --help
         return int(e.code or 0)
+    from tlop.cli.colour import set_mode
+
+    set_mode(getattr(args, "color", "auto"))
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

@@ -3,11 +3,15 @@
 What it does: :func:`sweep_figure` draws the cost of one algorithm over a grid with one or two
 swept parameters as lines — the x axis is the message size ``m`` when it is swept (else the
 last swept parameter), one line per value of the other swept parameter, each line labelled
-``P=4`` in the legend; axes are logarithmic where the values span more than two decades.
+``P=4`` in the legend; axes are logarithmic where the values span more than two decades, and
+the x axis also where its values are geometric (``P=2..64:x2``: a constant ratio).
 :func:`selection_figure` draws which algorithm is cheapest at each point of a grid with one or
 two swept parameters as a map: one cell per point, coloured by the winning algorithm (a fixed
 colour per candidate, in the order compared), ``m`` across and the other parameter down, with a
-legend of every algorithm that wins somewhere (and "none" for points no candidate prices).  Both
+legend of every algorithm that wins somewhere (and "none" for points no candidate prices).
+:func:`best_curves_figure` draws a grid of one swept parameter instead as every candidate's cost
+curve, the winner's stretch of each drawn thick (``winner-K``) over the thin full curve
+(``cost-K``), so that the picture shows by how much the winner wins.  They all
 take plain arrays (the caller evaluates), so that Python users and tests can build figures
 without the command line.  Artists carry ids (``gid``) that the SVG output keeps: ``series-K``
 (a line), ``selection`` (the cell map).  :func:`write_figure` saves a figure (the format from
@@ -25,7 +29,7 @@ import numpy as np
 
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["sweep_figure", "selection_figure", "write_figure", "check_target", "plotted_axes", "time_unit",
+__all__ = ["sweep_figure", "selection_figure", "best_curves_figure", "write_figure", "check_target", "plotted_axes", "time_unit",
            "PLOT_HINT", "FORMATS", "MAX_PLOT_POINTS", "MAX_SERIES", "COLOURS", "NONE_COLOUR"]
 
 PLOT_HINT = ("tlop {command} --plot needs matplotlib, which is not installed; install it with "
@@ -87,6 +91,15 @@ def _spans_decades(values) -> bool:
     return bool(v.size and v.min() > 0 and v.max() / v.min() > 100)
 
 
+def _geometric(values) -> bool:
+    """Whether the values (at least three, positive) grow by one constant factor > 1."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 3 or not np.all(np.isfinite(v)) or v.min() <= 0:
+        return False
+    r = v[1:] / v[:-1]
+    return bool(r.min() > 1.01 and np.allclose(r, r[0], rtol=1e-6))
+
+
 def _pick(table: np.ndarray, names: list, x: str, series) -> np.ndarray:
     """The grid's values as a 2-D array [series value, x value] (the fixed axes dropped)."""
     keep = [names.index(series)] if series is not None else []
@@ -117,7 +130,7 @@ def sweep_figure(title: str, names: list, axes: dict, values: np.ndarray, label)
     for k, row in enumerate(table):
         name = f"{series}={label(series, axes[series][k])}" if series is not None else title.split(" ")[0]
         ax.plot(xs, row / scale, marker="o", markersize=3, linewidth=1.2, label=name, gid=f"series-{k}")
-    if _spans_decades(xs):
+    if _spans_decades(xs) or _geometric(xs):
         ax.set_xscale("log", base=2 if x in ("m", "s", "S", "P") else 10)
     if _spans_decades(table):
         ax.set_yscale("log")
@@ -176,6 +189,43 @@ def selection_figure(title: str, names: list, axes: dict, winners: np.ndarray, a
     handles = [Patch(facecolor=colours[w + 1], edgecolor="0.5", label=algorithms[w] if w >= 0 else "none")
                for w in won]
     fig.legend(handles=handles, loc="outside right upper", fontsize=8, title="cheapest", title_fontsize=8)
+    return fig
+
+
+def best_curves_figure(title: str, x: str, xs, costs: np.ndarray, algorithms: list, label):
+    """The cost of every candidate over one swept parameter ``x`` (values ``xs``; ``costs`` is
+    [candidate, point], inf or NaN where a candidate does not price a point): a thin line each,
+    and thick where it is the cheapest; log axes as :func:`sweep_figure` chooses them."""
+    from matplotlib.figure import Figure
+
+    costs = np.asarray(costs, dtype=float)
+    xs = np.asarray(list(xs), dtype=float)
+    finite = np.where(np.isfinite(costs), costs, np.nan)
+    scale, unit = time_unit(finite)
+    best = np.nanargmin(np.where(np.isnan(finite), np.inf, finite), axis=0)
+    priced = np.isfinite(finite).any(axis=0)
+    fig = Figure(figsize=(7.0, 4.6), layout="constrained")
+    ax = fig.subplots()
+    ax.set_gid("best-curves")
+    for k, name in enumerate(algorithms):
+        colour = COLOURS[k % len(COLOURS)]
+        if not np.isfinite(finite[k]).any():
+            continue
+        ax.plot(xs, finite[k] / scale, color=colour, linewidth=0.9, alpha=0.6, marker="o", markersize=2,
+                label=name, gid=f"cost-{k}")
+        won = np.where((best == k) & priced, finite[k], np.nan)
+        if np.isfinite(won).any():
+            ax.plot(xs, won / scale, color=colour, linewidth=3.2, solid_capstyle="round", gid=f"winner-{k}")
+    if _spans_decades(xs) or _geometric(xs):
+        ax.set_xscale("log", base=2 if x in ("m", "s", "S", "P") else 10)
+    if _spans_decades(finite):
+        ax.set_yscale("log")
+    _size_ticks(ax, x, xs, label)
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"predicted time ({unit})")
+    ax.grid(True, which="major", linewidth=0.4, color="0.85")
+    ax.set_title(title + "\n(thick: the cheapest)", fontsize=10)
+    ax.legend(fontsize=8, title="algorithm", title_fontsize=8)
     return fig
 
 

@@ -2,6 +2,9 @@
 
 What it does: turns one ``NAME=RANGE`` argument into its list of values, counting the points
 before generating any (so that no range can exhaust memory) and rejecting non-finite bounds.
+``..`` is inclusive: the bound is a value when the steps land on it (``2..64:x2`` ends at 64).
+A range whose steps stop short of its bound (``8KiB..1MiB:x4`` ends at 512KiB), and a bare step
+(``2..64:2``, which is +2, not ×2), are told on stderr with the values they produced.
 What it does not do: build the grid of several parameters (that is the caller's).
 """
 
@@ -57,6 +60,10 @@ def parse_axis(name: str, text: str, ptype: str, program, limit: int = MAX_SWEEP
         while v <= hi * (1 + 1e-12) and len(values) < n + 1:
             values.append(v)
             v *= factor
+        if values[-1] < hi * (1 - 1e-9):
+            _tell(name, text, ptype, program, values,
+                  f"×{_g(factor)} does not land on {hi_t.strip()}: the last value is "
+                  f"{_text(ptype, program, values[-1])}")
         return Axis(values)
     else:
         inc = parse_cli_value(step[1:] if step.startswith("+") else step, ptype, name, program) if step else 1.0
@@ -81,7 +88,39 @@ def parse_axis(name: str, text: str, ptype: str, program, limit: int = MAX_SWEEP
                           f"{n:,} points; give a step if that is not what you meant, e.g. "
                           f"{printable(name)}={lo_s}..{hi_s}:x2 (doubling) or {printable(name)}={lo_s}..{hi_s}:+1KiB",
                           stacklevel=2)
+        last = lo + (n - 1) * inc
+        if step and not step.startswith("+") and ptype not in ("bytes", "time") and inc > 1 and lo > 0:
+            _tell(name, text, ptype, program, [lo + i * inc for i in range(min(n, 4))] + [last] * (n > 4),
+                  f"the step {step} adds {_text(ptype, program, inc)} (write :+{step} to say so, "
+                  f":x{step} to multiply)", n)
+        elif n > 1 and last < hi - inc * 1e-9 and last < hi * (1 - 1e-9):
+            _tell(name, text, ptype, program, [lo + i * inc for i in range(min(n, 4))] + [last] * (n > 4),
+                  f"the steps do not land on {hi_t.strip()}: the last value is {_text(ptype, program, last)}", n)
         return Axis(lo=lo, inc=inc, n=n)
+
+
+def _g(x: float) -> str:
+    return f"{x:g}"
+
+
+def _text(ptype: str, program, v: float) -> str:
+    from tlop.cli.format import param_text
+
+    return param_text(ptype, v, getattr(program, "channels", ()))
+
+
+def _tell(name: str, text: str, ptype: str, program, values: list, why: str, n: int = 0) -> None:
+    """A note on stderr: what ``NAME=RANGE`` produced, and why it may not be what was meant."""
+    import warnings
+
+    from tlop.runtime.text import printable
+
+    n = n or len(values)
+    shown = [_text(ptype, program, v) for v in values]
+    if n > len(values) - 1 and len(values) >= 5 and n > 5:
+        shown = shown[:4] + ["…"] + shown[-1:]
+    warnings.warn(f"{printable(name)}={printable(text)}: {why}; {n} value{'s' * (n != 1)}: {', '.join(shown)}",
+                  stacklevel=3)
 
 
 def _number(name: str, text: str, t: str, what: str) -> float:

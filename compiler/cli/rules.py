@@ -136,6 +136,9 @@ def add_explain_arguments(p):
                    help="read the tables as libtaulop does (tau clamp, 4 MiB chunks, float32)")
     g.add_argument("--json", action="store_true", help="print the stages, groups and costs as JSON")
     g.add_argument("--plot", metavar="FILE", help="draw the stages into FILE (.svg, .png or .pdf; needs matplotlib)")
+    g.add_argument("--view", choices=("auto", "stages", "timeline"), default="auto",
+                   help="with --plot: one panel per stage (stages), a timeline per rank (timeline: sends, receives, "
+                        "reductions, idle), or auto: the timeline from 13 stages on")
     from tlop.cli.common import _add_config_options
 
     _add_config_options(g)
@@ -241,7 +244,7 @@ def run_explain_stages(args, load) -> int:
     if args.plot:
         from tlop.cli.plot_stages import write_plot
 
-        write_plot(e, args.plot)
+        write_plot(e, args.plot, getattr(args, "view", "auto"))
     if args.json:
         print(json.dumps(explanation_json(e), indent=2, ensure_ascii=False))
     else:

@@ -33,6 +33,24 @@ def table_width(header, rows) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
+def format_table(header, rows) -> str:
+    """The aligned table :func:`print_table` prints, as text (no trailing newline)."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    return "\n".join("  ".join(str(c).rjust(w) for c, w in zip(r, widths)) for r in [header] + rows)
+
+
+def markdown_table(header, rows) -> str:
+    """The table in GitHub Markdown (hyperfine's ``--export-markdown``): a header row, a rule with
+    the first column left-aligned and the others right-aligned, one row per line; ``|`` escaped."""
+    def cell(c):
+        return str(c).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 def print_table(header, rows) -> None:
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     print("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))

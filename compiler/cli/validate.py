@@ -35,6 +35,7 @@ from pathlib import Path
 
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.text import printable
+from tlop.runtime.units import format_size
 
 __all__ = ["add_arguments", "run", "DEFAULT_RANGES"]
 
@@ -155,14 +156,14 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                 key = f"{f}:{a}:P={P}:m={int(m)}:{mode}" + "".join(f":{k}={values[k][0]:g}" for k in others)
                 cell = Cell(key, f"{f}:{a}", P, float(m), plan.predicted)
                 cells.append(cell)
-                job = {"key": key, "label": f"{a} P={P} m={int(m)}B", "channel": mode,
+                job = {"key": key, "label": f"{a} P={P} m={format_size(m)}", "channel": mode,
                        "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)}, "plan": plan.as_json()}
                 forced = _forcing(f"{_module_key(f)}:{a}", family, P) if getattr(args, "library", False) else None
                 if forced is not None and not (forced[2].pow2 and P & (P - 1)):
                     # the library's collective is timed over the same moments as the schedule, in the
                     # launch that forces its algorithm (which leaves point-to-point alone)
                     coll, env, _, cell.forced = forced
-                    job["paired"] = {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={int(m)}B",
+                    job["paired"] = {"key": key + ":library", "label": f"library {coll} ({a}) P={P} m={format_size(m)}",
                                      "channel": mode,
                                      "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m), "library": coll},
                                      "library": {"collective": coll, "m": int(m)}, "predicted": plan.predicted}
@@ -187,8 +188,10 @@ class _Progress:
             if not self.quiet:
                 el = time.monotonic() - self.t0
                 eta = el / self.done * (self.total - self.done)
+                from tlop.runtime.units import format_time
+
                 print(f"tlop validate: [{self.done}/{self.total}] {ev.get('label')}: "
-                      f"{ev.get('median', math.nan) * 1e6:.1f} µs; {el:.0f} s elapsed, ETA {eta:.0f} s",
+                      f"{format_time(ev.get('median', math.nan))}; {el:.0f} s elapsed, ETA {eta:.0f} s",
                       file=sys.stderr, flush=True)
 
 
@@ -234,6 +237,9 @@ def run(args) -> int:
     rule = {"eps": args.eps, "min_n": args.min_reps, "max_n": args.max_reps, "time_cap": args.time_cap,
             "warmup": 3}
     progress = _Progress(todo, args.quiet)
+    warned = environment_warnings(profile, _cores(), _load1(), _host(), max(P for P, _ in jobs) if jobs else 1)
+    for w in warned:
+        print(f"tlop validate: warning: {w}", file=sys.stderr)
     if not args.quiet:
         total = sum(len(_keys(c)) for cs in jobs.values() for c in cs)
         print(f"tlop validate: {todo} of {total} runs to measure with {Path(mpiexec).name} "
@@ -254,11 +260,11 @@ def run(args) -> int:
         print(f"tlop validate: interrupted; {n} measured cells are kept in {printable(samples)}; run the same "
               f"command with --resume to measure the rest", file=sys.stderr)
         raise
-    _report(args, out, cells, read_records(samples), profile, flavor, mpiexec, ranges)
+    _report(args, out, cells, read_records(samples), profile, flavor, mpiexec, ranges, warned)
     return 0
 
 
-def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -> None:
+def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, warned=()) -> None:
     import platform
     import socket
 
@@ -285,6 +291,7 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -
         "placement": "network path forced" if args.network else "one machine, shared memory",
         "profile": f"{profile.name} ({profile.metadata.get('machine') or profile.metadata.get('host') or 'no machine recorded'})",
         "ranges": ", ".join(f"{k}={v}" for k, v in ranges.items()),
+        **({"warnings": "; ".join(warned)} if warned else {}),
         "method": f"ReproMPI-style: barrier before each repetition, max over ranks, median of ≥{args.min_reps} "
                   f"samples (CI ±{args.eps:g} or {args.time_cap:g} s per cell); every sample in samples.jsonl",
     }
@@ -293,13 +300,48 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges) -
     print_table(header(cells), table_rows(cells))
     s = summary(cells)
     if s["cells"]:
-        print(f"µ̄ = {s['mean_mu']:.2f} over {s['cells']} cells; {len(s['misses'])} cells miss by more than {MISS:g}×"
-              + (f" (worst: {s['worst'].algorithm} P={s['worst'].P} m={int(s['worst'].m)}: µ = {s['worst'].mu:.2f})"
+        print(f"µ̄ = {s['mean_mu']:.2f} (median {s['median_mu']:.2f}, geometric mean {s['geomean_mu']:.2f}) over "
+              f"{s['cells']} cells; {len(s['misses'])} cells miss by more than {MISS:g}×"
+              + (f" (worst: {s['worst'].algorithm} P={s['worst'].P} m={format_size(s['worst'].m)}: "
+                 f"µ = {s['worst'].mu:.2f})"
                  if s["worst"] is not None else ""))
     if s.get("library_cells"):
         print(f"library collectives (algorithm forced): µ̄ = {s['mean_mu_library']:.2f} over {s['library_cells']} cells")
     print(f"wrote {printable(str(report))}, {printable(str(out / 'validation.csv'))}"
           + (" and the figures" if figs else ""))
+
+
+def environment_warnings(profile, cores: int, load1, host: str, ranks: int) -> list:
+    """What makes this run's timings doubtful, said before measuring (and in the report): more
+    load than cores (the same cell gave µ = 1.31, 379 and 974 at load 8–10 on 2 cores), more
+    ranks than cores, and a profile measured on another host (its predictions are not for this
+    machine)."""
+    out = []
+    if load1 is not None and load1 > cores:
+        out.append(f"the load average ({load1:.1f}) exceeds the {cores} cores: other processes compete with the "
+                   f"ranks, and the measured times (and µ) can be many times the quiet machine's")
+    if ranks > cores:
+        out.append(f"up to {ranks} ranks on {cores} cores: ranks are oversubscribed and wait for each other")
+    measured_on = str(profile.metadata.get("machine") or profile.metadata.get("host") or "")
+    if measured_on and host and measured_on.split(".")[0] != host.split(".")[0]:
+        out.append(f"the profile '{profile.name}' was measured on '{measured_on}', not on this host ('{host}'): "
+                   f"its predictions are for that machine")
+    return out
+
+
+def _load1():
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname().split(".")[0]
 
 
 def _cores() -> int:

@@ -92,7 +92,12 @@ def summary(cells: list) -> dict:
     mus = [c.mu for c in done]
     misses = sorted((c for c in done if c.mu > MISS), key=lambda c: -c.mu)
     libs = [c.mu_library for c in cells if math.isfinite(c.mu_library)]
+    import statistics
+
     return {"mean_mu": sum(mus) / len(mus) if mus else math.nan, "cells": len(done), "planned": len(cells),
+            # robust beside the mean: one cell run on a loaded machine (µ = 379) moves µ̄, not these
+            "median_mu": statistics.median(mus) if mus else math.nan,
+            "geomean_mu": math.exp(sum(math.log(x) for x in mus) / len(mus)) if mus else math.nan,
             "mean_mu_library": sum(libs) / len(libs) if libs else math.nan, "library_cells": len(libs),
             "worst": max(done, key=lambda c: c.mu) if done else None, "misses": misses,
             "under": sum(c.predicted < c.measured for c in done), "over": sum(c.predicted > c.measured for c in done)}
@@ -173,7 +178,8 @@ def figures(cells: list) -> dict:
         ax.set_ylabel("time (s)")
         ax.grid(True, linewidth=0.4, color="0.85")
         ax.legend(fontsize=6)
-    heat = Figure(figsize=(4.2 * n, 0.9 + 0.55 * len(Ps)), layout="constrained")
+    # tall enough for the colour bar's label (2.4 in): a row or two of P must not clip it
+    heat = Figure(figsize=(4.2 * n, max(2.4, 0.9 + 0.55 * len(Ps))), layout="constrained")
     haxes = heat.subplots(1, n, squeeze=False)[0]
     mesh = None
     for k, (ax, a) in enumerate(zip(haxes, algs)):
@@ -217,7 +223,8 @@ def _png64(fig) -> str:
 def _summary_lines(s: dict, context: dict) -> list:
     out = []
     if s["cells"]:
-        out.append(f"µ̄ = {s['mean_mu']:.2f} over {s['cells']} measured cells "
+        out.append(f"µ̄ = {s['mean_mu']:.2f} (median {s['median_mu']:.2f}, geometric mean {s['geomean_mu']:.2f}) "
+                   f"over {s['cells']} measured cells "
                    f"(of {s['planned']} planned); the model predicts less than measured in {s['under']} "
                    f"and more in {s['over']}.")
         w = s["worst"]

@@ -70,8 +70,16 @@ def resolve_path(name: str) -> Path:
         for candidate in (base / name, base / (name + ".tlop")):
             if candidate.is_file():
                 return candidate.resolve()
-    known = ", ".join(stdlib_modules()) or "(none)"
-    raise TlopError(f"no such file or stdlib module: '{name}'; stdlib modules: {known}")
+    from tlop.runtime.suggest import hint
+
+    modules = stdlib_modules()
+    near = hint(name, modules)
+    if near:  # the module meant, not the whole list
+        raise TlopError(f"no such file or stdlib module: '{name}'{near}")
+    family = [m for m in modules if m.split("/")[0] == name.split("/")[0]] if "/" in name else []
+    known = ", ".join(family or modules) or "(none)"
+    raise TlopError(f"no such file or stdlib module: '{name}'; "
+                    f"{'modules of ' + name.split('/')[0] if family else 'stdlib modules'}: {known}")
 
 
 def _display_name(path: Path) -> str:

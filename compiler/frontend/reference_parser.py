@@ -2,7 +2,7 @@
 
 What it does: runs the ANTLR-generated lexer and parser (``tlop._antlr``) with ANTLR's console
 listeners removed, collects every syntax error as a :class:`~tlop.runtime.diagnostics.Diagnostic` with a
-span, and builds :mod:`tlop.ast` nodes from the parse tree.  Number literals are split into value
+span (a missing closing bracket at the bracket left open, not where the parser noticed it), and builds :mod:`tlop.ast` nodes from the parse tree.  Number literals are split into value
 and unit here (an unknown unit is reported later by the checker, which knows the context).
 :mod:`tlop.frontend.parse` imports this module (and ANTLR) only when a source is parsed, not when
 the checked-IR cache answers.
@@ -57,7 +57,40 @@ class _Collect(ErrorListener):
                             Span(self.source, prev.line, prev.column + 1, prev.line, prev.column + len(prev.text)))
             self._muted_line = line
             return
+        missing = re.match(r"missing '([)\]}])' at ", msg) or re.search(r"expecting '([)\]}])'$", msg)
+        opener = _unclosed(recognizer, offendingSymbol, missing.group(1)) if missing else None
+        if opener is not None:
+            where = "the end of the file" if text is None else f"'{text}' at {line}:{column + 1}"
+            self.sink.error(f"missing '{missing.group(1)}' to close this '{opener.text}' (the parser noticed at "
+                            f"{where})",
+                            Span(self.source, opener.line, opener.column + 1, opener.line, opener.column + 1))
+            return
         self.sink.error(_friendly(msg, text), span)
+
+
+_OPENERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _unclosed(recognizer, token, closer: str):
+    """The opening bracket for ``closer`` that is still open before ``token`` (the innermost,
+    scanning back over balanced pairs), or None."""
+    try:
+        stream = recognizer.getInputStream()
+        i = token.tokenIndex - 1
+    except Exception:  # the lexer, or no stream: no opinion
+        return None
+    opener = _OPENERS[closer]
+    depth = 0
+    while i >= 0:
+        t = stream.get(i)
+        if t.text == closer:
+            depth += 1
+        elif t.text == opener:
+            if depth == 0:
+                return t
+            depth -= 1
+        i -= 1
+    return None
 
 
 #: words of the language that cannot be names (the grammar's keywords that look like names)

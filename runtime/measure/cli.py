@@ -32,6 +32,7 @@ What it does not do: the measuring itself (:mod:`.worker`), the fits (:mod:`.fit
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import signal
@@ -499,7 +500,25 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
             f"{time.monotonic() - t0:.0f} s) and raw samples {printable(samples)}"
             + (f"; {len(w)} warning(s), also in its metadata:" if w else ""))
     print_warnings(prof)
+    print_summary(samples, out, args.quiet)
     return 0
+
+
+def print_summary(samples: Path, out: Path, quiet: bool) -> None:
+    """The OSU/IMB-style table of what was measured, per channel (on stdout, not with --quiet),
+    and the fitted parameters the raw samples contradict (warnings on stderr, always)."""
+    from tlop.runtime.measure.summary import fit_warnings, osu_tables
+
+    records = list(read_records(samples))
+    table = osu_tables(records)
+    if table and not quiet:
+        print("\n" + table)
+    try:
+        scalars = json.loads(Path(out).read_text(encoding="utf-8")).get("scalars") or {}
+    except (OSError, ValueError):
+        scalars = {}
+    for w in fit_warnings(scalars, records):
+        print(f"tlop measure: warning: {printable(w)}", file=sys.stderr)
 
 
 def print_warnings(prof) -> None:
@@ -586,6 +605,7 @@ def _run_direct(args, settings, channels, samples, out, name) -> int:
         raise TlopError("nothing was measured")
     if not args.quiet:
         say(f"tlop measure: wrote {printable(out)} and raw samples {printable(samples)}")
+    print_summary(samples, out, args.quiet)
     return 0
 
 

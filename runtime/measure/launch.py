@@ -147,7 +147,7 @@ def mpi_flavor(mpiexec: str) -> dict:
         info["family"] = "openmpi"
     elif "HYDRA" in text or "MPICH" in text or "hydra" in text:
         info["family"] = "mpich"
-    info["version"] = text.strip().splitlines()[0] if text.strip() else ""
+    info["version"] = mpi_version_text(text)
     mv = Path(mpiexec).parent / "mpichversion"
     if mv.is_file():
         try:
@@ -160,6 +160,21 @@ def mpi_flavor(mpiexec: str) -> dict:
                 dev = line.split(":", 1)[1].strip()
                 info["devices"] = dev.replace("ch4:", "").replace(",", " ").split() if dev.startswith("ch4") else [dev]
     return info
+
+
+def mpi_version_text(text: str) -> str:
+    """The MPI library and its version from a launcher's ``--version`` output: ``MPICH 5.0.2``
+    (Hydra prints "HYDRA build details:" first and its ``Version:`` below), ``mpiexec (Open MPI)
+    5.0.3`` as printed; the first line when neither is recognised, '' for no output."""
+    import re
+
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    if lines[0].upper().startswith("HYDRA"):
+        v = next((re.sub(r"^Version:\s*", "", ln) for ln in lines if ln.startswith("Version:")), None)
+        return f"MPICH {v} (Hydra)" if v else "MPICH (Hydra, version not printed)"
+    return lines[0]
 
 
 def forced_network_env(flavor: dict) -> dict:
