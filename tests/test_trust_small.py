@@ -31,3 +31,11 @@ def test_crossover_csv_to_stdout_and_to_a_file(tmp_path, capsys):
     out = tmp_path / "x.csv"
     assert main(ARGV + ["--csv", str(out)]) == 0
     assert list(csv.DictReader(open(out))) == rows
+
+
+def test_explain_says_when_a1_costs_more_on_a_measured_table(capsys):
+    assert main(["explain", "taulop/bcast", "linear", "P=3", "m=4MiB", "--mapping", "sequential(3)",
+                 "--profile", "metropolis", "--derive"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("A1 (terms"))
+    assert "costs more, not less" in out and "drops the overheads" not in out, line
