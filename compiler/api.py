@@ -16,8 +16,11 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from time import perf_counter as _clock
+
 from tlop import ir
-from tlop.backends.binding import bind_arguments
+
+from tlop.backends.binding import as_mapping as _as_mapping, bind_arguments, bind_mapping
 from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS, DATAFLOW_MODELS
 from tlop.runtime.diagnostics import TlopError
 from tlop.frontend.limits import deep, gc_paused
@@ -56,6 +59,7 @@ class AlgorithmHandle:
     def __init__(self, module: "Module", alg: ir.Algorithm):
         self.module = module
         self.ir = alg
+        self._last_entry = None  # the native tier's entry of the last call (tlop.backends.tiering)
 
     @property
     def name(self) -> str:
@@ -183,26 +187,46 @@ class AlgorithmHandle:
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
         counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
-        many times with scalar arguments on one profile and mapping is compiled and then
-        answered natively (:mod:`tlop.backends.tiering`; the same results to 1e-12)."""
+        with scalar arguments is answered natively when the engine policy says that pays — at
+        once for an expensive point, after enough interpreted time for cheap ones, per
+        profile and mapping *value* (:mod:`tlop.backends.tiering`; the same results to 1e-12).  An
+        algorithm of a model-neutral module (``stdlib/coll``) loaded without a model is priced
+        in the model the profile provides (:func:`tlop.runtime.profile.default_model`)."""
+        if self.module.model_neutral and self.module.model is None:
+            target = self.for_profile(profile)
+            if target is not self:
+                return target.evaluate(profile, mapping=mapping, invalid=invalid, **args)
+        e = self._last_entry  # native code for the last (profile, mapping) values (tlop.backends.tiering)
+        if e is not None and e.ev is not None and invalid == "raise" and type(profile) is not str \
+                and (e.profile is profile or e.profile == profile) and (e.mapping is mapping or e.mapping == mapping):
+            for v in args.values():
+                if type(v) is not float and type(v) is not int:
+                    break
+            else:
+                return e.ev(**args)
+        tier = self.module.native_tier
+        entry = None
+        if invalid == "raise":
+            entry = self._last_entry = tier.entry(self.ir, profile, mapping)
+            if entry.ev is not None and tier.scalar(args):
+                return entry.ev(**args)
+        return self._evaluate_slow(profile, mapping, invalid, args, tier, entry)
+
+    def _evaluate_slow(self, profile, mapping, invalid, args, tier, entry):
+        """:meth:`evaluate` without native code yet: bind, maybe tier up, else interpret."""
         if mapping is not None:  # a configuration's HLogGP parameters (tlop.runtime.hloggp)
             from tlop.runtime.hloggp import for_mapping
 
             profile = for_mapping(profile, mapping, self.module.program)
         _new_evaluation(profile, mapping if self.ir.over is not None else None, args.get("P"))
-        if invalid == "raise":  # a schedule evaluated again and again: native code (tlop.backends.tiering)
-            ev = self.module.native_tier.evaluator(self.ir, profile, mapping, args)
-            if ev is not None:
-                return ev(**args)
-        from tlop.backends.binding import as_mapping, bind_mapping
-
         if invalid not in ("raise", "nan"):
             raise TlopError(f"invalid={invalid!r}: expected 'raise' or 'nan'")
         if invalid == "nan":
             return self._evaluate_valid(profile, mapping, args)
         prof = as_profile(profile)
-        mapping = as_mapping(mapping)
+        mapping = _as_mapping(mapping)
         env = bind_mapping(self.ir, self.bind(args), mapping)
+        scalar = tier.scalar(args)
         if any(type(v) is not float for v in env.values()):
             import numpy as np
 
@@ -211,11 +235,29 @@ class AlgorithmHandle:
             shape = broadcast_shape(self.name, env)
             if 0 in shape:  # an empty grid costs nothing to evaluate
                 return np.zeros(shape)
+        elif scalar and entry.fresh and entry.tierable:  # the policy's first look at this entry
+            ev = tier.first_call(entry, env, prof, mapping)
+            if ev is not None:
+                return ev(**args)
         from tlop.backends.interp import Interpreter
 
+        t0 = _clock()
         with deep("cost expression", self.ir.span):
             result = Interpreter(self.module.program, prof, mapping, "count").eval(self.ir.body, env)
-            return _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+            result = _check_result(result, self.name, self.module.program, prof, self.ir.body, env, mapping)
+        if scalar and entry.tierable:
+            tier.interpreted(entry, _clock() - t0, prof, mapping)
+        return result
+
+    def for_profile(self, profile=None) -> "AlgorithmHandle":
+        """This algorithm as ``profile`` prices it: itself, unless its module is model-neutral and
+        was loaded without a model, then the same algorithm loaded for the profile's model."""
+        if not self.module.model_neutral or self.module.model is not None:
+            return self
+        from tlop.runtime.profile import default_model
+
+        model = default_model(as_profile(profile))
+        return self if model == "taulop" else self.module.for_model(model)[self.name]
 
     def _evaluate_valid(self, profile, mapping, args):
         """:meth:`evaluate` at the points binding accepts, NaN at the others."""
@@ -247,6 +289,9 @@ class AlgorithmHandle:
 
         from tlop.runtime.hloggp import for_mapping
 
+        target = self.for_profile(profile)
+        if target is not self:
+            return target.grid(profile, mapping=mapping, invalid=invalid, **axes)
         profile = for_mapping(profile, mapping, self.module.program)
         _new_evaluation(profile, mapping if self.ir.over is not None else None, axes.get("P"))
         with deep("cost expression", self.ir.span):
@@ -262,6 +307,9 @@ class AlgorithmHandle:
 
         from tlop.runtime.hloggp import for_mapping
 
+        target = self.for_profile(profile)
+        if target is not self:
+            return target.compile(profile, mapping=mapping, **options)
         profile = for_mapping(profile, mapping, self.module.program)
         with deep("cost expression", self.ir.span):  # a deeply nested expression: an error, not a RecursionError
             return compile_algorithm(self.module.program, self.name, as_profile(profile), mapping=mapping, **options)
@@ -313,8 +361,14 @@ class Module:
     full result (declarations, ASTs): :attr:`elaborated` computes it on first access."""
 
     def __init__(self, path: Path, elaborated, *, program: Optional[ir.Program] = None,
-                 root_algorithms: Optional[tuple] = None):
+                 root_algorithms: Optional[tuple] = None, model: Optional[str] = None,
+                 model_neutral: bool = False):
         self.path = path
+        #: the model an ``import "@model/…"`` was loaded for (None: not chosen, taulop used)
+        self.model = model
+        #: whether the module imports ``@model/…``: one text, priced in the model a profile has
+        self.model_neutral = model_neutral
+        self._by_model: dict = {}
         self._elaborated = elaborated
         self.program: ir.Program = elaborated.program if elaborated is not None else program
         self._root_algorithms = (tuple(elaborated.root_algorithms) if elaborated is not None
@@ -339,8 +393,17 @@ class Module:
             from tlop.frontend.loader import load_tree
 
             with deep():
-                self._elaborated = elaborate(load_tree(self.path))
+                self._elaborated = elaborate(load_tree(self.path, model=self.model))
         return self._elaborated
+
+    def for_model(self, model: str) -> "Module":
+        """This module loaded for ``model`` (itself when it is not model-neutral or already is)."""
+        if not self.model_neutral or model == (self.model or "taulop"):
+            return self
+        other = self._by_model.get(model)
+        if other is None:
+            other = self._by_model[model] = load(self.path, model=model)
+        return other
 
     @property
     def algorithms(self) -> list[str]:
@@ -371,32 +434,37 @@ class Module:
         return f"<tlop module {self.path} with {len(self.program.algorithms)} algorithms>"
 
 
-def load(name_or_path: str | Path) -> Module:
+def load(name_or_path: str | Path, model: Optional[str] = None) -> Module:
     """Load, check and lower a ``.tlop`` file or a stdlib module (``"taulop/bcast"``).
 
-    The checked IR comes from the per-user cache when the file, its imports and the compiler
-    are unchanged (:mod:`tlop.frontend.checked_cache`)."""
+    ``model`` (``"taulop"``, ``"loggp"``, ``"plogp"``) is the model a model-neutral module
+    (one that imports ``"@model/platform.tlop"``, as ``coll/bcast`` does) is loaded for; without
+    it such a module is checked as τ-Lop and its algorithms are priced in the model of the
+    profile they are evaluated on.  The checked IR comes from the per-user cache when the file,
+    its imports and the compiler are unchanged (:mod:`tlop.frontend.checked_cache`)."""
     from tlop.frontend import checked_cache
 
     path = resolve_path(str(name_or_path))
     with deep(), gc_paused():
-        hit = checked_cache.get(path)
+        hit = checked_cache.get(path, model)
         if hit is not None:
-            return Module(path, None, program=hit.program, root_algorithms=hit.root_algorithms)
+            return Module(path, None, program=hit.program, root_algorithms=hit.root_algorithms, model=model,
+                          model_neutral=hit.model_neutral)
         from tlop.frontend.elaborate import elaborate
-        from tlop.frontend.loader import load_tree
+        from tlop.frontend.loader import is_model_neutral, load_tree
 
-        modules = load_tree(path)
+        modules = load_tree(path, model=model)
         elaborated = elaborate(modules)
-        checked_cache.put(path, modules, elaborated)
-        return Module(path, elaborated)
+        checked_cache.put(path, modules, elaborated, model)
+        return Module(path, elaborated, model=model, model_neutral=is_model_neutral(modules))
 
 
 def loads(text: str, name: str = "<string>.tlop", base: str | Path = ".") -> Module:
     """Load a module from a string; imports resolve relative to ``base``, then the stdlib."""
     from tlop.frontend.elaborate import elaborate
-    from tlop.frontend.loader import load_tree
+    from tlop.frontend.loader import is_model_neutral, load_tree
 
     path = (Path(base) / name).resolve()
     with deep(), gc_paused():
-        return Module(path, elaborate(load_tree(path, text)))
+        modules = load_tree(path, text)
+        return Module(path, elaborate(modules), model_neutral=is_model_neutral(modules))

@@ -125,6 +125,7 @@ item
     : 'par' var=ID 'in' lo=expr '..' hi=expr ('where' cond=expr)? ':' body=item     # parItem
     | 'seq' var=ID 'in' lo=expr '..' hi=expr ('where' cond=expr)? ':' body=item     # seqItem
     | 'send' src=expr '->' dst=expr ':' size=expr (kw=ID weight=expr)?              # sendItem
+    | 'exchange' a=expr '<->' b=expr ':' size=expr (kw=ID)?                         # exchangeItem
     | 'compute' rank=expr ':' cost=expr                                             # computeItem
     | 'reduce' rank=expr ':' size=expr                                              # reduceItem
     | '{' items+=item* '}'                                                          # blockItem
@@ -132,7 +133,7 @@ item
 
 // ---------------------------------------------------------------------------- reserved words
 // Words no program can use as names.
-reserved : 'stages' | 'stage' | 'par' | 'seq' | 'send' | 'compute' | 'reduce' | 'config' | 'over' | 'where'
+reserved : 'stages' | 'stage' | 'par' | 'seq' | 'send' | 'exchange' | 'compute' | 'reduce' | 'config' | 'over' | 'where'
          | 'div' | 'xor' ;
 
 // ---------------------------------------------------------------------------- tokens

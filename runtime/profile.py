@@ -45,7 +45,7 @@ from tlop.runtime.text import printable
 from tlop.runtime.profile_schema import (ANY_CHANNEL, FORMAT_VERSION, PATH_KIND, RawTable, ValidatedProfile,
                              is_channel_name, parse_json, validate)
 
-__all__ = ["as_profile", 
+__all__ = ["as_profile", "models_of", "default_model", 
     "Profile", "TableData", "ChannelInfo", "Interpolation", "ProfileError", "OutOfGridError",
     "OutOfGridWarning", "load_profile", "save_profile", "default_profile", "bundled_profiles",
     "profile_from_dict", "DEFAULT_PROFILE", "MAX_PROFILE_BYTES", "GAMMA_TABLE", "LIBTAULOP_INTERPOLATION",
@@ -488,3 +488,25 @@ def as_profile(profile):
     if isinstance(profile, (str, os.PathLike)):
         return load_profile(str(profile))
     return profile
+
+
+def models_of(profile: "Profile") -> list:
+    """The models whose schedules ``profile`` can price, in the order a model-neutral module
+    prefers them: ``taulop`` (tables ``o`` and ``L``), ``loggp`` (scalars ``loggp.*``),
+    ``plogp`` (tables or scalars ``plogp.*``)."""
+    tables, scalars = set(profile.table_names()), set(profile.scalar_names())
+    out = []
+    if {"o", "L"} <= tables:
+        out.append("taulop")
+    for model in ("loggp", "plogp"):
+        if any(n.startswith(model + ".") for n in tables | scalars):
+            out.append(model)
+    return out
+
+
+def default_model(profile: "Profile") -> str:
+    """The model a model-neutral schedule is priced in on ``profile``: the first of
+    :func:`models_of` (τ-Lop when the profile has its tables), taulop when it has none (the
+    error then names the missing tables)."""
+    models = models_of(profile)
+    return models[0] if models else "taulop"

@@ -19,6 +19,10 @@ for allgather and all-to-all, the block times the communicator size; :func:`libr
 :func:`mpich_forcing` gives the CVARs that force one MPICH algorithm instead (``tlop validate
 --library``).
 
+The writers are :mod:`tlop.decisions.files` (these names keep the old per-collective calls
+working: :func:`openmpi_rules` and :func:`mpich_json` turn these rules into
+:class:`tlop.decisions.rules.Rule` and call them).
+
 What it does not do: choose the algorithms (:mod:`tlop.cli.tune`) or run MPI.
 """
 
@@ -28,6 +32,9 @@ import json
 from dataclasses import dataclass
 from typing import Optional
 
+from tlop.decisions.files.openmpi_classic import COLLECTIVE_IDS as _CLASSIC_IDS
+from tlop.decisions.library_size import compared_size
+
 __all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rules", "mpich_json", "mpich_leaf",
            "mpich_forcing", "library_size",
            "mpich_default_selection",
@@ -35,9 +42,9 @@ __all__ = ["Rule", "LIBRARY_ALGORITHMS", "OPENMPI_COLLECTIVE_IDS", "openmpi_rule
 
 COLLECTIVES = ("bcast", "allgather", "alltoall")
 
-#: coll_base_functions.h COLLTYPE_T order
-OPENMPI_COLLECTIVE_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "reduce": 11,
-                          "scatter": 14, "gather": 9}
+#: Open MPI's COLLTYPE_T ids (kept for old callers; :data:`tlop.decisions.files.openmpi_classic.COLLECTIVE_IDS`)
+OPENMPI_COLLECTIVE_IDS = {c: i for c, i in _CLASSIC_IDS.items()
+                          if c in ("allgather", "allreduce", "alltoall", "barrier", "bcast", "reduce", "scatter", "gather")}
 
 
 @dataclass(frozen=True)
@@ -93,10 +100,6 @@ LIBRARY_ALGORITHMS = {
     },
 }
 
-#: how MPICH's selection names the message size of each collective
-_MPICH_SIZE = {"bcast": "avg_msg_size", "allgather": "total_msg_size", "alltoall": "avg_msg_size"}
-
-
 @dataclass(frozen=True)
 class Rule:
     P: int              # communicator size
@@ -106,41 +109,46 @@ class Rule:
 
 
 def library_size(library: str, collective: str, P: int, m: int) -> int:
-    """The message size ``library`` compares in its rules for the model's ``m``."""
-    if library == "openmpi" and collective in ("allgather", "alltoall"):
-        return m * P
-    if library == "mpich" and collective == "allgather":
-        return m * P
-    return m
+    """The message size ``library`` compares in its rules for the model's ``m``
+    (:func:`tlop.decisions.library_size.compared_size`, rules files)."""
+    return compared_size(library, collective, P, m, kind="rules")
 
 
-def _merged(rules, key):
-    """Rules per P, in m order, consecutive rules that pick the same thing merged."""
-    out: dict = {}
-    for r in sorted(rules, key=lambda r: (r.P, r.m)):
-        lst = out.setdefault(r.P, [])
-        if lst and key(lst[-1]) == key(r):
+def _library_algorithm(library: str, collective: str, key: str):
+    from tlop.decisions.catalogue import LibraryAlgorithm
+
+    a = LIBRARY_ALGORITHMS[collective][key]
+    if library == "openmpi":
+        return LibraryAlgorithm("openmpi", collective, a.openmpi_name, a.openmpi, key, "tlop.runtime.tuning_files")
+    name = a.mpich.split("_intra_", 1)[1]
+    return LibraryAlgorithm("mpich", collective, name, a.mpich, key, "tlop.runtime.tuning_files",
+                            mpich_params=a.mpich_params)
+
+
+def _new_rules(library: str, collective: str, rules: list) -> list:
+    """The old rules as :class:`tlop.decisions.rules.Rule` for ``library`` (those it has)."""
+    from tlop.decisions.rules import Rule as NewRule
+
+    table = LIBRARY_ALGORITHMS[collective]
+    out = []
+    for r in rules:
+        a = table[r.algorithm]
+        if getattr(a, library) is None:
             continue
-        lst.append(r)
+        if library == "openmpi":
+            params = {"k": a.fan, "seg": r.segment}
+        else:
+            params = {"flat": max(r.P - 1, 1), "s": r.segment}
+        out.append(NewRule(collective, r.P, int(r.m), _library_algorithm(library, collective, r.algorithm), params))
     return out
 
 
 def openmpi_rules(collective: str, rules: list) -> str:
-    """The text of an Open MPI coll_tuned dynamic rules file for one collective."""
-    table = LIBRARY_ALGORITHMS[collective]
-    picked = [r for r in rules if table[r.algorithm].openmpi is not None]
-    per = _merged(picked, lambda r: (table[r.algorithm].openmpi, r.segment))
-    lines = ["1            # number of collectives",
-             f"{OPENMPI_COLLECTIVE_IDS[collective]:<12} # collective: {collective}",
-             f"{len(per):<12} # number of communicator sizes"]
-    for P, rs in per.items():
-        lines.append(f"{P:<12} # communicator size")
-        lines.append(f"{len(rs):<12} # number of message sizes")
-        for i, r in enumerate(rs):
-            a = table[r.algorithm]
-            size = 0 if i == 0 else library_size("openmpi", collective, P, r.m)
-            lines.append(f"{size} {a.openmpi} {a.fan} {r.segment}    # {r.algorithm} ({a.openmpi_name})")
-    return "\n".join(lines) + "\n"
+    """The text of an Open MPI coll_tuned dynamic rules file for one collective (written by
+    :func:`tlop.decisions.files.openmpi_classic.write`)."""
+    from tlop.decisions.files import openmpi_classic
+
+    return openmpi_classic.write(_new_rules("openmpi", collective, rules))
 
 
 def mpich_default_selection(lib=None) -> Optional[dict]:
@@ -200,34 +208,17 @@ def mpich_forcing(collective: str, algorithm: str, P: int) -> Optional[dict]:
 
 
 def mpich_json(collective: str, rules: list, base: Optional[dict] = None) -> str:
-    """MPICH JSON collective selection for one collective (``comm_size<=P`` nodes, then message
-    size nodes, ``algorithm=MPIR_…`` leaves with their parameters, :func:`mpich_leaf`; the last of
-    each level is ``=any``); with ``base``
-    (MPICH's default tree, :func:`mpich_default_selection`), the whole file MPICH needs: the
-    default for every other collective and for inter-communicators."""
-    table = LIBRARY_ALGORITHMS[collective]
-    picked = [r for r in rules if table[r.algorithm].mpich is not None]
-    per = _merged(picked, lambda r: json.dumps(mpich_leaf(collective, r)))
-    size_key = _MPICH_SIZE[collective]
-    tree: dict = {}
-    Ps = list(per)
-    for k, P in enumerate(Ps):
-        rs = per[P]
-        node: dict = {}
-        for i, r in enumerate(rs):
-            leaf = mpich_leaf(collective, r)
-            if i + 1 < len(rs):
-                upto = library_size("mpich", collective, P, rs[i + 1].m) - 1
-                node[f"{size_key}<={upto}"] = leaf
-            else:
-                node[f"{size_key}=any"] = leaf
-        tree["comm_size=any" if k + 1 == len(Ps) else f"comm_size<={P}"] = node
-    mine = {"comm_type=intra": tree}
-    if base is None:
-        return json.dumps({f"collective={collective}": mine}, indent=2) + "\n"
-    whole = dict(base)
-    inter = base.get(f"collective={collective}", {}).get("comm_type=inter")
-    if inter is not None:
-        mine["comm_type=inter"] = inter
-    whole[f"collective={collective}"] = mine
-    return json.dumps(whole, indent=1) + "\n"
+    """MPICH JSON collective selection (written by :func:`tlop.decisions.files.mpich_json.write`
+    into ``base``, MPICH's default tree, :func:`mpich_default_selection` when not given): with
+    ``base`` the whole file MPICH needs; without, only ``collective``'s part of it."""
+    from tlop.decisions.files import mpich_json as writer
+
+    whole = base if base is not None else mpich_default_selection()
+    if whole is None:
+        raise ValueError("MPICH's default selection was not found beside Python: pass base (MPICH reads a "
+                         "selection file instead of its default, so the file must carry every collective)")
+    text = writer.write(_new_rules("mpich", collective, rules), base=whole)
+    if base is not None:
+        return text
+    key = f"collective={collective}"
+    return json.dumps({key: json.loads(text)[key]}, indent=2) + "\n"

@@ -13,7 +13,6 @@ collective — the same table Open MPI's ``pml_monitoring`` gives (:mod:`_openmp
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -24,7 +23,8 @@ from tlop.runtime.measure.launch import find_mpiexec
 from _traffic import chain, flat, recursive_doubling, ring  # noqa: F401 -- re-exported to the tests
 
 #: MPICH's tags of its collectives' point-to-point messages (mpir_tags.h)
-MPIR_TAG = {"bcast": 2, "allgather": 7}
+MPIR_TAG = {"bcast": 2, "allgather": 7, "gather": 3, "scatter": 5, "alltoall": 9, "reduce_scatter": 17,
+            "reduce_scatter_block": 28}
 
 COLL = """
 import os, sys
@@ -41,6 +41,26 @@ if coll == "bcast":
     b = np.full(m, 7 if r == 0 else 0, dtype=np.uint8)
     c.Bcast(b, root=0)
     ok = (b == 7).all()
+elif coll == "alltoall":  # rank r's block for q holds r·P + q; rank q receives r·P + q from each r
+    g = np.empty(m * P, dtype=np.uint8)
+    c.Alltoall(np.repeat(np.arange(r * P, r * P + P, dtype=np.uint8), m), g)
+    ok = (g.reshape(P, m) == (np.arange(P) * P + r).astype(np.uint8)[:, None]).all()
+elif coll == "gather":
+    g = np.empty(m * P, dtype=np.uint8) if r == 0 else None
+    c.Gather(np.full(m, r, dtype=np.uint8), g, root=0)
+    ok = r != 0 or (g.reshape(P, m) == np.arange(P, dtype=np.uint8)[:, None]).all()
+elif coll == "scatter":
+    b = np.empty(m, dtype=np.uint8)
+    c.Scatter(np.repeat(np.arange(P, dtype=np.uint8), m) if r == 0 else None, b, root=0)
+    ok = (b == r).all()
+elif coll in ("reduce_scatter", "reduce_scatter_block"):  # block q of every rank holds q + 1: sum P·(q + 1)
+    b = np.empty(m, dtype=np.uint8)
+    s = np.repeat(np.arange(1, P + 1, dtype=np.uint8), m)
+    if coll == "reduce_scatter":
+        c.Reduce_scatter(s, b, recvcounts=[m] * P, op=MPI.SUM)
+    else:
+        c.Reduce_scatter_block(s, b, op=MPI.SUM)
+    ok = (b == np.uint8(P * (r + 1))).all()
 else:
     g = np.empty(m * P, dtype=np.uint8)
     c.Allgather(np.full(m, r, dtype=np.uint8), g)
@@ -48,12 +68,10 @@ else:
 os.write(2, b"TLOP-END\\n" + (b"TLOP-CORRECT\\n" if ok else b"TLOP-WRONG\\n"))
 """
 
-#: the network path with libfabric's trace hook (see the module docstring)
-TRACED = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi",
-          "MPIR_CVAR_CH4_OFI_ENABLE_DATA": "1", "FI_PROVIDER": "tcp", "FI_HOOK": "trace", "FI_LOG_LEVEL": "trace"}
-
-_COMPLETION = re.compile(r"trace_cq_read\(\).*? flags (0x[0-9a-f]+) len (\d+) .*?data (\d+) tag (0x[0-9a-f]+)")
-_FI_RECV = 1 << 10
+# the network path with libfabric's trace hook, and its receive completions: in the runtime
+# (tlop.runtime.measure.witness, which tlop tune-check uses), shared with these tests
+from tlop.runtime.measure.witness import COMPLETION as _COMPLETION, FI_RECV as _FI_RECV  # noqa: E402
+from tlop.runtime.measure.witness import MPICH_TRACED as TRACED  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -26,3 +26,33 @@ def recursive_doubling(m, P=4):
         out[(r, r ^ 1)] = (m, 1)
         out[(r, r ^ 2)] = (2 * m, 1)
     return out
+
+
+def schedule_pairs(ref: str, P: int, m: int, params=None, mapping: str = "sequential(4)") -> dict:
+    """``{(src, dst): (bytes, messages)}`` of a stdlib schedule (``"coll/allreduce:mpich_ring"``) at
+    (P, m) with ``params``, from its stages as ``tlop explain`` lists them: every send, a
+    ``weight 2`` send (an exchange in τ-Lop) counted once each way, as the sendrecv it stands for."""
+    from collections import Counter
+
+    import tlop
+    from tlop.analysis.stages import explain_stages
+    from tlop.backends.binding import as_mapping, bind_mapping
+    from tlop.runtime.profile import load_profile
+
+    module, _, name = ref.partition(":")
+    h = tlop.load(module, model="taulop")[name]
+    names = {p.name for p in h.params}
+    values = {"P": P, "m": m, **{k: v for k, v in (params or {}).items() if k in names}}
+    values = {k: v for k, v in values.items() if k in names}
+    mp = as_mapping(mapping)
+    env = h.bind({k: str(v) for k, v in values.items()}, strings=True)
+    bound = bind_mapping(h.ir, env, mp)
+    shown = {p.name: str(values.get(p.name, env[p.name])) for p in h.ir.params}
+    e = explain_stages(h.module.program, h.ir, load_profile("metropolis"), mp, bound, shown, shown)
+    nbytes, count = Counter(), Counter()
+    for s in e.stages:
+        for src, dst, size, w, _ch, _ph in s.sends:
+            for pair in ([(src, dst)] if w == 1 else [(src, dst), (dst, src)]):
+                nbytes[pair] += int(size)
+                count[pair] += 1
+    return {p: (nbytes[p], count[p]) for p in count}

@@ -87,7 +87,7 @@ def test_doc_comments_are_kept():
 
 
 def test_version_names_the_one_parser(capsys):
-    from tlop.cli import main
+    from tlop.cli.main import main
 
     assert main(["--version"]) == 0
     out = capsys.readouterr().out.splitlines()

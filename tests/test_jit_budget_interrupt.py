@@ -129,6 +129,46 @@ def test_ctrl_c_stops_a_long_native_evaluation():
     assert "interrupted after" in out
 
 
+LONG_SUM = textwrap.dedent('''
+    import sys, time
+    import numpy as np
+    import tlop
+    mod = tlop.loads("""
+    import "taulop/platform.tlop"
+    algorithm spin(K: int >= 1, m: bytes) = sum i in 1 .. K: L[shm](m, 2) / i
+    """, "spin_sum.tlop")
+    ev = mod["spin"].compile("lusitania")
+    ev(K=10, m=1000.0)
+    print("ready", flush=True)
+    t = time.monotonic()
+    try:  # 10^4 points of 10^7 terms, each with a loop-invariant table search LLVM hoists
+        ev.batch(K=np.full(10000, 10.0 ** 7), m=np.full(10000, 1000.0))
+    except KeyboardInterrupt:
+        print(f"interrupted after {time.monotonic() - t:.2f}s", flush=True)
+        sys.exit(3)
+    print("finished", flush=True)
+''')
+
+
+@pytest.mark.parametrize("program", [LONG, LONG_SUM], ids=["stages", "reduction"])
+def test_ctrl_c_stops_a_long_native_loop_the_optimiser_has_worked_on(program):
+    """The poll survives optimisation, in stage loops and in a reduction whose invariant table
+    search is hoisted out of it."""
+    proc = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "finished" not in out, "the evaluation ended before the signal: make it longer"
+    assert proc.returncode == 3, (out, err)
+
+
 def test_sigint_outside_native_code_still_reaches_python():
     from tlop.backends.jit import interrupt
 

@@ -288,30 +288,80 @@ def test_programs_differing_only_in_contention_or_model_get_their_own_code(tmp_p
 
 # ----------------------------------------------------------------------------- the API's tiering
 
-def test_the_api_tiers_up_to_native_code_for_repeated_scalar_calls():
-    from tlop.backends.tiering import JIT_AFTER
-
-    mod = tlop.loads(PLATFORM_IMPORT + '''
+_TIER_SOURCE = PLATFORM_IMPORT + '''
 algorithm ring(P: int >= 2, m: bytes) over map: mapping =
     stages k in 0 .. P - 2 { par p in 0 .. P - 1: send p -> (p + 1) % P : m }
 algorithm closed(P: int >= 2, m: bytes) = (P - 1) * T[shm](m)
-''', "tier.tlop")
+algorithm shift(P: int >= 2, m: bytes) over map: mapping =
+    stages k in 0 .. P - 2 { par p in 0 .. P - 1: send p -> (p + k + 1) % P : m }
+'''
+
+
+def test_the_api_tiers_up_once_interpreting_has_cost_what_compiling_would(monkeypatch):
+    from tlop.backends import engine_policy
+
+    # a compile "costs" 5 ms here: a few interpreted calls pay for it (the rule, not the constants)
+    monkeypatch.setattr(engine_policy, "COMPILE_HIT_S", 0.005)
+    monkeypatch.setattr(engine_policy, "COMPILE_COLD_S", 0.005)
+    mod = tlop.loads(_TIER_SOURCE, "tier.tlop")
     prof = PROFILES["lusitania"]
     tier = mod.native_tier
-    got = [mod["ring"].evaluate(prof, mapping="sequential(4)", P=4 + k, m=1000.0) for k in range(JIT_AFTER + 4)]
+    got = [mod["ring"].evaluate(prof, mapping=tlop.sequential(4), P=4 + k, m=1000.0) for k in range(40)]
     entry = next(e for k, e in tier._entries.items() if k[0] == "ring")
-    assert entry[2] and entry[2].mapping == tlop.sequential(4)  # compiled, for this mapping
+    assert entry.tally.spent >= engine_policy.RENT_SHARE * 0.005
+    assert entry.ev and entry.ev.mapping == tlop.sequential(4)  # compiled, for this mapping
+    # one entry for every fresh tlop.sequential(4): keyed by the mapping's value, not its id()
+    assert sum(1 for k in tier._entries if k[0] == "ring") == 1
     for k, v in enumerate(got):  # interpreted first, native later: the same costs
         env = bind_mapping(mod["ring"].ir, {"P": 4.0 + k, "m": 1000.0}, tlop.sequential(4))
         assert agree(v, interp_point(mod.program, mod["ring"].ir, prof, env, tlop.sequential(4)))
     # errors through the native path are the interpreter's
     with pytest.raises(TlopError, match="P >= 2|P=1"):
-        mod["ring"].evaluate(prof, mapping="sequential(4)", P=1, m=1000.0)
-    # arrays, units and invalid='nan' stay with the interpreter; closed forms are never tiered
-    assert list(mod["ring"].evaluate(prof, mapping="sequential(4)", P=np.array([4, 5]), m=1000.0)) == got[:2]
-    for _ in range(JIT_AFTER + 1):
+        mod["ring"].evaluate(prof, mapping=tlop.sequential(4), P=1, m=1000.0)
+    # arrays stay with the interpreter; closed forms are never tiered
+    assert list(mod["ring"].evaluate(prof, mapping=tlop.sequential(4), P=np.array([4, 5]), m=1000.0)) == got[:2]
+    for _ in range(40):
         mod["closed"].evaluate(prof, P=8, m=1000.0)
-    assert next(e for k, e in tier._entries.items() if k[0] == "closed")[2] is False
+    closed = next(e for k, e in tier._entries.items() if k[0] == "closed")
+    assert closed.ev is None and not closed.tierable
+
+
+def test_an_expensive_first_api_call_compiles_at_once_and_a_cheap_one_interprets(monkeypatch):
+    from tlop.backends import engine_policy
+
+    mod = tlop.loads(_TIER_SOURCE, "tier2.tlop")
+    prof = PROFILES["lusitania"]
+    cheap = mod["ring"].evaluate(prof, mapping="sequential(4)", P=4, m=1000.0)
+    entry = mod.native_tier._last
+    assert entry.ev is None and not entry.fresh  # a cheap first call: the interpreter
+    # the same point, but the interpreter predicted 10^6 times slower: the first call compiles
+    monkeypatch.setattr(engine_policy, "INTERP_S_PER_UNIT", 1.0)
+    other = tlop.load_profile("lusitania")  # another object, the same content: the same entry
+    assert mod.native_tier.entry(mod["ring"].ir, other, "sequential(4)") is entry
+    mod2 = tlop.loads(_TIER_SOURCE, "tier3.tlop")
+    v = mod2["ring"].evaluate(other, mapping="sequential(4)", P=4, m=1000.0)
+    assert mod2.native_tier._last.ev is not None and agree(v, cheap)
+
+
+def test_the_engine_policy_predicts_stage_work_and_obeys_an_override():
+    from tlop.backends import engine_policy
+
+    mod = tlop.loads(_TIER_SOURCE, "tier4.tlop")
+    prof, seq4 = PROFILES["lusitania"], tlop.sequential(4)
+
+    def work(name, P):
+        alg = mod.program.algorithms[name]
+        return engine_policy.predicted_work(mod.program, alg, bind_mapping(alg, {"P": float(P), "m": 1.0}, seq4),
+                                            prof, seq4)
+    # P - 1 stages of P sends each, a fixed charge per stage; the ring's identical stages are priced once
+    assert work("shift", 8) == 7 * (1 + engine_policy.STAGE_UNITS + 8)
+    assert work("ring", 8) == engine_policy.STAGE_UNITS + 8
+    alg = mod.program.algorithms["shift"]
+    env = bind_mapping(alg, {"P": 4096.0, "m": 1.0}, seq4)
+    assert engine_policy.choose(mod.program, alg, env, 1, mapping=seq4).engine == "jit"
+    assert engine_policy.choose(mod.program, alg, env, 1, override="interp").engine == "interp"
+    small = bind_mapping(alg, {"P": 4.0, "m": 1.0}, tlop.sequential(4))
+    assert engine_policy.choose(mod.program, alg, small, 1, mapping=tlop.sequential(4)).engine == "interp"
 
 
 def test_a_stage_with_more_members_than_are_recorded_agrees():

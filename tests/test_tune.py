@@ -1,95 +1,168 @@
-"""tlop tune without MPI: the selection against tlop best's pricing, the segment size against an
-exhaustive search, and the Open MPI and MPICH files' structure."""
+"""tlop tune without MPI: the decision tables against an exhaustive pricing of each library's
+catalogue, the written files against the printed tables, the library's default kept where the
+predicted gain is small or where it was not priced, and the refusals."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 
 import numpy as np
 import pytest
 
 import tlop
 from tlop.cli.main import main
-from tlop.cli.tune import _candidates, select
+from tlop.cli.tune import tune
+from tlop.decisions.catalogue import catalogue
+from tlop.decisions.write import rules_of
 from tlop.runtime.profile import load_profile
-from tlop.runtime.tuning_files import Rule, mpich_forcing, mpich_json, mpich_leaf, openmpi_rules
+
+PROFILE = "metropolis"
+MAPPING = "sequential(4)"
 
 
-def test_selection_is_the_cheapest_candidate_with_the_best_segment():
-    prof = load_profile("localhost-example")
-    cands = _candidates(["plogp/bcast"], "bcast", None)
-    assert [k for k, _ in cands] == ["plogp/bcast:flat", "plogp/bcast:chain", "plogp/bcast:chain_segmented",
-                                     "plogp/bcast:binary", "plogp/bcast:binomial_closed",
-                                     "plogp/bcast:binomial_segmented"]
-    sel = select(cands, "bcast", prof, [4, 8], [4096.0, 262144.0])
-    for (P, m), priced in sel.items():
-        for v, key, s in priced:
-            h = tlop.load("plogp/bcast")[key.split(":")[1]]
-            if s:
-                every = h.evaluate(prof, P=float(P), m=m, s=np.arange(1.0, m + 1))
-                assert v == pytest.approx(float(every.min()), rel=1e-12)
-            else:
-                assert v == pytest.approx(h.evaluate(prof, P=float(P), m=m), rel=1e-12)
-        assert [x[0] for x in priced] == sorted(x[0] for x in priced)
-    assert sel[(4, 262144.0)][0][1:] == ("plogp/bcast:chain_segmented", 16384)
+def _direct(alg, P, m, params):
+    """The cost of one catalogue algorithm by the reference interpreter, nothing shared with tune."""
+    module, _, name = alg.schedule.partition(":")
+    h = tlop.load(module, model="taulop")[name]
+    names = {p.name for p in h.params}
+    args = {k: float(v) for k, v in {**alg.fixed, **params}.items() if k in names}
+    args["P"] = float(P)
+    if "m" in names:
+        args["m"] = float(m)
+    v = h.evaluate(load_profile(PROFILE), mapping=MAPPING, invalid="nan", **args)
+    return float(v) if math.isfinite(float(v)) else math.inf
 
 
-def test_openmpi_rules_file_layout():
-    text = openmpi_rules("bcast", [Rule(4, 1, "plogp/bcast:binomial_closed"), Rule(4, 4096, "plogp/bcast:binomial_closed"),
-                                   Rule(4, 65536, "plogp/bcast:chain_segmented", 16384),
-                                   Rule(8, 1, "plogp/bcast:flat")])
-    lines = [l.split("#")[0].split() for l in text.splitlines()]
-    assert lines == [["1"], ["7"], ["2"], ["4"], ["2"], ["0", "6", "0", "0"], ["65536", "2", "1", "16384"],
-                     ["8"], ["1"], ["0", "1", "0", "0"]]
+@pytest.mark.parametrize("collective", ["bcast", "allreduce", "alltoall"])
+def test_the_best_of_each_cell_is_the_cheapest_algorithm_and_parameters_of_that_library(collective):
+    Ps, ms = [4, 6, 8], [64.0, 65536.0]
+    from tlop.backends.binding import as_mapping
+
+    result = tune([collective], ["openmpi", "mpich"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", Ps, ms,
+                  defaults=False, min_gain=1.0)
+    for library in ("openmpi", "mpich"):
+        cells = result[(library, collective)]
+        assert [(c.P, c.m) for c in cells] == [(P, int(m)) for P in Ps for m in ms]
+        for c in cells:
+            every = []
+            for a in catalogue(collective, library):
+                if a.schedule is None or (a.pow2_only and c.P & (c.P - 1)):
+                    continue
+                keys = sorted(a.searched)
+                for vals in itertools.product(*(a.searched[k] for k in keys)) if keys else [()]:
+                    every.append(_direct(a, c.P, c.m, dict(zip(keys, vals))))
+            assert c.best is not None and c.best.cost == pytest.approx(min(every), rel=1e-12)
+            assert c.best.cost == pytest.approx(_direct(c.best.algorithm, c.P, c.m, c.best.params), rel=1e-12)
+            assert [p.cost for p in c.ranking] == sorted(p.cost for p in c.ranking)
+            assert c.chosen == c.best  # no defaults asked: the cheapest is written
 
 
-def test_mpich_json_layout():
-    doc = json.loads(mpich_json("allgather", [Rule(4, 16, "taulop/allgather:rda"),
-                                              Rule(4, 65536, "taulop/allgather:ring"),
-                                              Rule(8, 16, "taulop/allgather:ring")]))
-    assert doc == {"collective=allgather": {"comm_type=intra": {
-        "comm_size<=4": {"total_msg_size<=262143": {"algorithm=MPIR_Allgather_intra_recursive_doubling": {}},
-                         "total_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}},
-        "comm_size=any": {"total_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}}}}}
+def _openmpi_classic(text):
+    """{(collective id, P): [(size, algorithm, fan, segment)]} from an Open MPI classic rules file."""
+    nums = [l.split("#")[0].split() for l in text.splitlines() if l.split("#")[0].strip()
+            and l.split("#")[0].split()[0].lstrip("-").isdigit()]
+    it = iter(nums)
+    out = {}
+    for _ in range(int(next(it)[0])):
+        coll = int(next(it)[0])
+        for _ in range(int(next(it)[0])):
+            P = int(next(it)[0])
+            out[(coll, P)] = [tuple(int(x) for x in next(it)) for _ in range(int(next(it)[0]))]
+    return out
 
 
-def test_tune_cli_writes_both_files_and_skips_what_a_library_lacks(tmp_path, capsys):
-    rules, js = tmp_path / "b.rules", tmp_path / "b.json"
-    assert main(["tune", "taulop/bcast", "P=4,6", "m=1KiB,1MiB", "--collective", "bcast", "--only", "linear",
-                 "--only", "binomial", "--openmpi", str(rules), "--mpich", str(js)]) == 0
+def test_the_files_name_exactly_the_choices_of_the_printed_table(tmp_path, capsys):
+    rules, js6, mp, js = (tmp_path / n for n in ("t.rules", "t6.json", "t.json", "table.json"))
+    assert main(["tune", "P=4,8", "m=16B,64KiB,1MiB", "--collective", "allreduce,bcast", "--profile", PROFILE,
+                 "--mapping", MAPPING, "--openmpi", str(rules), "--openmpi-json", str(js6), "--mpich", str(mp),
+                 "--json", str(js)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {rules} (openmpi)" in out and f"wrote {js} (mpich)" in out
-    # Open MPI's binomial is binomial_openmpi (not a candidate here): its file holds the linear broadcast;
-    # MPICH has both and gets the cheaper, the binomial tree, at every point
-    assert all(l.split()[1] == "1" for l in rules.read_text().splitlines()[5:] if "#" in l and l[0].isdigit()
-               and len(l.split("#")[0].split()) == 4)
-    mine = json.loads(js.read_text())["collective=bcast"]["comm_type=intra"]
-    assert "MPIR_Bcast_intra_binomial" in json.dumps(mine) and "MPIR_Bcast_intra_tree" not in json.dumps(mine)
+    assert f"wrote {rules} (openmpi" in out and f"wrote {mp} (mpich" in out and f"wrote {js6} (openmpi" in out
+    assert "mapping sequential(4)" in out and "mapping: sequential(4)" in rules.read_text() \
+        or "mapping sequential(4)" in rules.read_text()
+    tables = json.loads(js.read_text())
+    assert tables["mapping"] == MAPPING and tables["model"] == "taulop"
+    from tlop.decisions.files.openmpi_classic import COLLECTIVE_IDS
+
+    parsed = _openmpi_classic(rules.read_text())
+    for t in tables["tables"]:
+        if t["library"] != "openmpi":
+            continue
+        for P in (4, 8):
+            lines = parsed[(COLLECTIVE_IDS[t["collective"]], P)]
+            for cell in (c for c in t["cells"] if c["P"] == P):
+                from tlop.decisions.library_size import compared_size
+
+                size = compared_size("openmpi", t["collective"], P, cell["m"], kind="rules")
+                rule = [l for l in lines if l[0] <= size][-1] if lines[0][0] == 0 else None
+                assert rule is not None  # the first rule of every size is at 0 (Open MPI requires it)
+                chosen = cell["chosen"]
+                if chosen == cell["default"] and cell["note"] != "the default is the cheapest" \
+                        and "kept" in cell["note"]:
+                    assert rule[1] == 0  # the default kept: the fixed decision decides
+                else:
+                    assert rule[1] == chosen["id"], (t["collective"], P, cell)
+                    assert rule[3] == chosen["params"].get("seg", 0)
+    mpich = json.loads(mp.read_text())
+    assert "collective=barrier" in mpich  # MPICH's default for every other collective is kept
+    text = json.dumps(mpich["collective=allreduce"]["comm_type=intra"])
+    for t in tables["tables"]:
+        if t["library"] == "mpich" and t["collective"] == "allreduce":
+            for cell in t["cells"]:
+                if "kept" not in cell["note"]:
+                    assert f"algorithm={cell['chosen']['id']}" in text
 
 
-def test_mpich_trees_carry_the_parameters_that_make_them_the_stdlib_algorithm():
-    topo = {"topo_overhead=0": {}, "topo_diff_groups=0": {}, "topo_diff_switches=0": {}, "topo_same_switches=0": {}}
-    assert mpich_leaf("bcast", Rule(6, 1, "plogp/bcast:flat")) == {"algorithm=MPIR_Bcast_intra_tree": {
-        "tree_type=kary": {}, "k=5": {}, "is_non_blocking=1": {}, **topo}}
-    assert mpich_leaf("bcast", Rule(6, 1, "plogp/bcast:chain")) == {"algorithm=MPIR_Bcast_intra_tree": {
-        "tree_type=kary": {}, "k=1": {}, "is_non_blocking=0": {}, **topo}}
-    assert mpich_leaf("bcast", Rule(4, 1, "plogp/bcast:chain_segmented", 8192)) == {
-        "algorithm=MPIR_Bcast_intra_pipelined_tree": {"tree_type=kary": {}, "k=1": {}, "is_non_blocking=1": {},
-                                                      "chunk_size=8192": {}, "recv_pre_posted=0": {}}}
-    assert mpich_leaf("allgather", Rule(4, 1, "taulop/allgather:ring")) == {"algorithm=MPIR_Allgather_intra_ring": {}}
-    # the same algorithm with another segment size is another leaf: the rules are not merged
-    doc = json.loads(mpich_json("bcast", [Rule(4, 1024, "plogp/bcast:chain_segmented", 512),
-                                          Rule(4, 65536, "plogp/bcast:chain_segmented", 16384)]))
-    sizes = doc["collective=bcast"]["comm_type=intra"]["comm_size=any"]
-    assert list(sizes) == ["avg_msg_size<=65535", "avg_msg_size=any"]
-    assert "chunk_size=512" in json.dumps(sizes["avg_msg_size<=65535"])
-    assert "chunk_size=16384" in json.dumps(sizes["avg_msg_size=any"])
+def test_rules_are_the_cells_choices_and_a_kept_default_is_the_library_own():
+    from tlop.backends.binding import as_mapping
+
+    result = tune(["bcast"], ["openmpi"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", [4, 8],
+                  [1024.0, 1048576.0], min_gain=1e9)   # an impossible gain: every priced default is kept
+    cells = result[("openmpi", "bcast")]
+    assert all(c.chosen is c.default for c in cells)
+    assert all("default kept" in c.note or c.note == "the default is the cheapest" or "not priced" in c.note
+               for c in cells)
+    assert all(r.algorithm is None for r in rules_of(result, "openmpi"))
+    result = tune(["bcast"], ["openmpi"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", [8],
+                  [1048576.0], min_gain=1.0)
+    (c,) = result[("openmpi", "bcast")]
+    (r,) = rules_of(result, "openmpi")
+    if c.chosen is c.default:
+        assert r.algorithm is None
+    else:
+        assert r.algorithm == c.chosen.algorithm and r.params == c.chosen.params and r.cost == c.chosen.cost
+
+
+def test_an_unpriced_default_is_never_overridden(monkeypatch):
+    """A library default that is not a schedule keeps its place in the file, whatever the costs."""
+    import tlop.cli.tune as tune_mod
+    from tlop.backends.binding import as_mapping
+
+    unpriced = next(a for a in catalogue("bcast", "mpich") if a.schedule is None)
+    monkeypatch.setattr(tune_mod, "_default_of", lambda lib, coll: (lambda P, m: (unpriced.id, {})))
+    result = tune(["bcast"], ["mpich"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", [4], [4096.0])
+    (c,) = result[("mpich", "bcast")]
+    assert c.chosen is c.default and math.isinf(c.default.cost) and "not priced" in c.note
+    assert c.best is not None and c.best.algorithm != unpriced
+    assert rules_of(result, "mpich")[0].algorithm is None
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["tune", "taulop/scatter", "P=4", "m=1KiB", "--collective", "bcast"], "no algorithm of taulop/scatter is a library bcast"),
-    (["tune", "taulop/bcast", "P=4", "--collective", "bcast"], "give the ranges to tune over"),
-    (["tune", "taulop/bcast", "P=4", "m=1KiB", "s=4KiB", "--collective", "bcast"], "the segment size is searched"),
+    (["tune", "P=4", "m=1KiB", "--collective", "bcast", "--profile", "metropolis"],
+     "has a network channel: give the process mapping"),
+    (["tune", "taulop/bcast", "P=4", "m=1KiB", "--collective", "bcast", "--mapping", "sequential(4)"],
+     "prices the libraries' own algorithms"),
+    (["tune", "P=4", "--collective", "bcast", "--mapping", "sequential(4)"], "give the ranges to tune over"),
+    (["tune", "P=4", "m=1KiB", "seg=4KiB", "--collective", "bcast", "--mapping", "sequential(4)"],
+     "are searched"),
+    (["tune", "P=4", "m=1KiB", "--collective", "alreduce", "--mapping", "sequential(4)"],
+     "did you mean 'allreduce'?"),
+    (["tune", "P=4", "m=1KiB", "--collective", "bcast", "--library", "intelmpi", "--mapping", "sequential(4)"],
+     "--library intelmpi: choose from openmpi, mpich"),
+    (["tune", "P=4", "m=1KiB", "--collective", "bcast", "--min-gain", "0.5", "--mapping", "sequential(4)"],
+     "--min-gain 0.5: expected a number >= 1"),
 ])
 def test_tune_refusals(capsys, argv, message):
     assert main(argv) == 1
@@ -97,11 +170,15 @@ def test_tune_refusals(capsys, argv, message):
     assert message in err and "Traceback" not in err
 
 
-def test_mpich_forcing_names_the_algorithm_and_its_tree():
-    assert mpich_forcing("allgather", "taulop/allgather:ring", 4) == {"MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM": "ring"}
-    assert mpich_forcing("bcast", "taulop/bcast:linear", 6) == {
-        "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "tree", "MPIR_CVAR_BCAST_TREE_TYPE": "kary",
-        "MPIR_CVAR_BCAST_TREE_KVAL": "5", "MPIR_CVAR_BCAST_IS_NON_BLOCKING": "1"}
-    # the pipelined tree's segment is per message size: only a selection file sets it
-    assert mpich_forcing("bcast", "plogp/bcast:chain_segmented", 4) is None
-    assert mpich_forcing("bcast", "taulop/bcast:binomial_openmpi", 4) is None  # not an MPICH algorithm
+def test_every_collective_is_tuned_on_the_bundled_profile(capsys):
+    assert main(["tune", "P=4", "m=1KiB", "--collective", "all", "--profile", PROFILE, "--mapping", MAPPING,
+                 "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    from tlop.decisions.catalogue import COLLECTIVES
+
+    got = {(t["library"], t["collective"]) for t in doc["tables"]}
+    assert got == {(lib, c) for lib in ("openmpi", "mpich") for c in COLLECTIVES}
+    for t in doc["tables"]:
+        (cell,) = t["cells"]
+        assert cell["chosen"] is not None, t["collective"]
+        assert cell["best"]["cost_s"] > 0 and np.isfinite(cell["best"]["cost_s"])

@@ -10,8 +10,8 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.text import printable
 from tlop.cli import format as fmt
 from tlop.cli.table import matrix_layout
-from tlop.cli.common import _assignments, _engine, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
-from tlop.cli.cmd_sweep import _csv_cells, _evaluate_columns, _gather, _grid, _json_point, _label, _matrix_chunk, _per_rank_arguments, _table_rows, _transposed
+from tlop.cli.common import _assignments, _engine, _largest_point, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
+from tlop.cli.cmd_sweep import _csv_cell, _evaluate_columns, _gather, _grid, _json_point, _label, _matrix_chunk, _per_rank_arguments, _table_rows, _transposed
 
 
 def _best_candidates(args, prof, raw):
@@ -19,7 +19,7 @@ def _best_candidates(args, prof, raw):
     ``--only``, else each FILE's own algorithms (every algorithm in its scope when it declares
     none, e.g. a file that only imports modules) — as ``(label, handle)``, and ``(label,
     reason)`` for each one left out."""
-    modules = [(f, _load(f)) for f in args.files]
+    modules = [(f, _load(f, args)) for f in args.files]
     picked = []  # (file, module, name)
     if args.algorithms:
         for name in args.algorithms:
@@ -100,6 +100,9 @@ def _best(args) -> int:
     used = [-1]        # the last candidate priced at some point (its engine is the one shown)
     refused = [0] * len(candidates)  # points each candidate's constraints exclude (this pass)
 
+    def vectors_of(h):
+        return {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
+
     def chunks(size=None):
         """(columns, best, best_cost, second, costs) for each chunk of the grid."""
         from tlop.cli.grid import CHUNK_POINTS
@@ -115,7 +118,8 @@ def _best(args) -> int:
                 if not ok.any():
                     continue
                 if i not in runs:
-                    runs[i] = _engine(args, h, prof)
+                    runs[i] = _engine(args, h, prof, points=grid.size,
+                                      point=_largest_point(h, axes, vectors_of(h)))
                 used[0] = max(used[0], i)
                 vectors = {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
                 costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
@@ -154,10 +158,19 @@ def _best(args) -> int:
         write_figure(selection_figure(title, names_, axes, won.astype(int), labels, label), args.plot)
 
     if args.csv:
-        _write_csv(args.csv, names_ + ["best", "seconds"] + labels,
-                   ([_csv_cells(names_, ptypes, label, columns, j)
-                     + [winner(best, best_cost, j), repr(float(best_cost[j]))] + [repr(float(c)) for c in costs[:, j]]
-                     for j in range(len(best))] for columns, best, best_cost, second, costs in chunks()))
+        from tlop.cli import csvfast
+
+        cells = csvfast.AxisText(grid, lambda k, v: _csv_cell(ptypes, label, k, v))
+
+        def blocks():
+            start = 0
+            for _, best, best_cost, _, costs in chunks():
+                n = len(best)
+                won = csvfast.labels(labels + ["-"], np.where(np.isfinite(best_cost), best, len(labels)))
+                yield csvfast.block(cells.columns(start, n) + [won, csvfast.numbers(best_cost)]
+                                    + [csvfast.numbers(c) for c in costs])
+                start += n
+        _write_csv(args.csv, names_ + ["best", "seconds"] + labels, blocks())
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream

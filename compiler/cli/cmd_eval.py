@@ -14,11 +14,11 @@ from tlop.cli.common import _engine, _load, _mapping, _point, _profile
 
 
 def cmd_eval(args) -> int:
-    m = _load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     env = h.bind(_point(args, h, args.assignments), strings=True)
     prof = _profile(args)
-    engine, run = _engine(args, h, prof, points=1)
+    engine, run = _engine(args, h, prof, points=1, point=env)
     value = float(run(env))
     if math.isnan(value):
         raise TlopError(f"'{h.name}' evaluated to NaN for these arguments")
@@ -30,6 +30,9 @@ def cmd_eval(args) -> int:
             "arguments": {p.name: fmt.param_json(p.type, shown[p.name], m.program.channels) for p in h.params},
             "seconds": value,
         }
+        choice = getattr(args, "_engine_choice", None)
+        if choice is not None:
+            out["engine_reason"] = choice.reason
         if mapping is not None:
             out["mapping"] = str(mapping)
         _emit_json(out)

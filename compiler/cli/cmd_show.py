@@ -25,7 +25,7 @@ def cmd_show(args) -> int:
         else:
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return 0
-    m = _load(args.file)
+    m = _load(args.file, args)
     names = [args.algorithm] if args.algorithm else m.own_algorithms
     if args.raw and args.profile:
         raise TlopError("--profile checks a simplified cost against the original; it does not combine with --raw")

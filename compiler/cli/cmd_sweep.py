@@ -10,7 +10,7 @@ from __future__ import annotations
 from tlop.runtime.diagnostics import TlopError
 from tlop.cli import format as fmt
 from tlop.cli.table import matrix_layout
-from tlop.cli.common import _assignments, _csv_number, _engine, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
+from tlop.cli.common import _assignments, _csv_number, _engine, _largest_point, _load, _paged, _plot_checked, _plot_wrote, _print_table, _print_table_chunks, _profile, _write_csv
 
 
 def _grid(raw: dict, ptypes: dict, program, max_points: int | None = None):
@@ -48,9 +48,23 @@ def _evaluate_columns(run, h, columns: dict, ptypes: dict) -> "np.ndarray":
         return np.broadcast_to(np.asarray(run(h.bind(columns)), dtype=float), (n,)).copy()
     values = np.empty(n)
     keys = list(channels)
-    for combo in {tuple(float(channels[k][i]) for k in keys) for i in range(n)}:
-        mask = np.all([channels[k] == c for k, c in zip(keys, combo)], axis=0)
-        sub = {k: (v[mask] if k not in channels else combo[keys.index(k)]) for k, v in columns.items()}
+    # each combination of channels present, once: channels are small whole numbers, so a
+    # combination is one integer code, and the codes present are a bincount away (no sort)
+    nch = max(1, len(h.module.program.channels))
+    code = np.zeros(n, dtype=np.int64)
+    for k in keys:
+        code = code * nch + np.asarray(channels[k], dtype=np.int64)
+    present = np.flatnonzero(np.bincount(code))
+    for c0 in present.tolist():
+        combo, c = {}, c0
+        for k in reversed(keys):
+            c, ch = divmod(c, nch)
+            combo[k] = float(ch)
+        if len(present) == 1:  # one combination in the chunk: no selection
+            sub = {k: combo.get(k, v) for k, v in columns.items()}
+            return np.broadcast_to(np.asarray(run(h.bind(sub)), dtype=float), (n,)).copy()
+        mask = code == c0
+        sub = {k: (v[mask] if k not in combo else combo[k]) for k, v in columns.items()}
         values[mask] = np.broadcast_to(run(h.bind(sub)), (int(mask.sum()),))
     return values
 
@@ -62,7 +76,11 @@ def _label(ptypes: dict, program, args=None):
 
 
 def _csv_cells(names, ptypes, label, columns, j) -> list:
-    return [label(k, columns[k][j]) if ptypes[k] == "channel" else _csv_number(columns[k][j]) for k in names]
+    return [_csv_cell(ptypes, label, k, columns[k][j]) for k in names]
+
+
+def _csv_cell(ptypes, label, k, v) -> str:
+    return label(k, v) if ptypes[k] == "channel" else _csv_number(v)
 
 
 def _json_point(names, ptypes, program, columns, j) -> dict:
@@ -120,7 +138,7 @@ def cmd_sweep(args) -> int:
 
 
 def _sweep(args) -> int:
-    m = _load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     prof = _profile(args)
     raw = _assignments(args.assignments)
@@ -132,7 +150,7 @@ def _sweep(args) -> int:
     grid = _grid(raw, ptypes, m.program, getattr(args, "max_points", None))
     names, axes = grid.names, grid.axes
     swept = [k for k, v in axes.items() if len(v) > 1]
-    engine, run = _engine(args, h, prof)
+    engine, run = _engine(args, h, prof, points=grid.size, point=_largest_point(h, axes, per_rank))
     label = _label(ptypes, m.program, args)
 
     def chunks(size=None):
@@ -153,9 +171,16 @@ def _sweep(args) -> int:
         title = f"{h.name} on {prof.name}" + (f" ({fixed})" if fixed else "")
         write_figure(sweep_figure(title, names, axes, values, label), args.plot)
     if args.csv:
-        _write_csv(args.csv, names + ["seconds"],
-                   ([_csv_cells(names, ptypes, label, columns, j) + [repr(float(val))]
-                     for j, val in enumerate(values)] for columns, values in chunks()))
+        from tlop.cli import csvfast
+
+        cells = csvfast.AxisText(grid, lambda k, v: _csv_cell(ptypes, label, k, v))
+
+        def blocks():
+            start = 0
+            for _, values in chunks():
+                yield csvfast.block(cells.columns(start, len(values)) + [csvfast.numbers(values)])
+                start += len(values)
+        _write_csv(args.csv, names + ["seconds"], blocks())
         return 0
     if args.json:
         from tlop.cli.jsonout import emit_stream

@@ -19,11 +19,24 @@ from tlop.cli import format as fmt
 from tlop.cli.table import LONG_TABLE, print_table
 
 
-def _load(name):
+def _load(name, args=None):
+    """The module ``name``; a model-neutral one (``stdlib/coll``) loaded for ``--model`` or, without
+    it, for the model of ``--profile`` (:func:`tlop.runtime.profile.default_model`)."""
     from tlop.api import load
     from tlop.frontend.limits import keep_alive
 
     module = load(name)
+    if module.model_neutral and args is not None and hasattr(args, "profile"):
+        model = getattr(args, "model", None)
+        if model is None:
+            from tlop.runtime.profile import default_model
+
+            model = default_model(_profile(args))
+        module = module.for_model(model)
+    elif getattr(args, "model", None) is not None and not module.model_neutral:
+        raise TlopError(f"--model {args.model}: {printable(str(name))} is not model-neutral (it imports its model's "
+                        f"platform itself); --model chooses the model of a module that imports \"@model/platform.tlop\", "
+                        f"such as coll/bcast")
     keep_alive(module)  # freed by the process's exit, not object by object when the command returns
     return module
 
@@ -101,16 +114,17 @@ def _point(args, handle, items) -> dict:
     return point
 
 
-def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool = False):
-    """An evaluate(env) callable for the chosen engine.  ``auto`` is the interpreter for a
-    single point (``points == 1``: compiling, even from the on-disk cache, costs more than
-    the one evaluation), for per-rank arguments (the JIT refuses them) and for schedules (their
-    native code takes seconds to compile; counting is cheaper for a few points) except in a
-    configuration sweep (``config``) of at least 16 evaluations in all, and the JIT otherwise;
-    an algorithm the JIT refuses falls back to the interpreter under ``auto``.  ``--mapping`` is
-    applied to algorithms over a process mapping (``mapping``, when given, instead: a
-    configuration of ``tlop sweep --config M1..M16``)."""
-    from tlop import ir
+def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool = False, point=None):
+    """An evaluate(env) callable for the chosen engine, and the engine's name.  ``auto`` asks the
+    one engine policy (:func:`tlop.backends.engine_policy.choose`): the predicted cost of the
+    ``points`` evaluations (``point``: the bound arguments of one, the largest of a grid) in the
+    interpreter against compiling (or loading from the on-disk cache) and running native code;
+    an algorithm the JIT refuses falls back to the interpreter under ``auto``.  The choice and
+    its reason are ``args._engine_choice`` (shown by ``--verbose`` where a command has it).
+    ``--mapping`` is applied to algorithms over a process mapping (``mapping``, when given,
+    instead: a configuration of ``tlop sweep --config M1..M16``); ``config`` is accepted for
+    the callers' sake (the prediction counts every configuration's points)."""
+    from tlop.backends import engine_policy
     from tlop.backends.binding import bind_mapping
 
     mapping = _mapping(args, handle) if mapping is None else mapping
@@ -123,13 +137,29 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
     # oracle's sort by tests/test_schedule_count.py); ``--engine interp`` is the oracle itself
     schedules = "count" if engine == "auto" else "sort"
     auto = engine == "auto"
-    schedule = handle.ir.over is not None or ir.has_schedule(handle.ir.body)
-    # a schedule is compiled natively (seconds, once) only for a configuration sweep of at least
-    # 16 evaluations (``points``: all of them, every configuration shares the compiled code);
-    # otherwise counting in the interpreter is cheaper than compiling
-    if auto and (points == 1 or (schedule and not (config and points >= 16))
-                 or any(p.per_rank is not None for p in handle.params)):  # the JIT refuses per-rank
-        engine = "interp"
+    if auto:
+        env = None
+        if point is not None:
+            try:
+                env = bind_mapping(handle.ir, dict(point), mapping) if handle.ir.over is not None else dict(point)
+            except TlopError:
+                env = None  # the evaluation reports it
+
+        def cached():
+            try:
+                from tlop.backends.jit.evaluator import is_cached
+            except ImportError:
+                return False
+            return is_cached(handle.module.program, handle.name, profile, mapping)
+
+        choice = engine_policy.choose(handle.module.program, handle.ir, env, points, profile=profile,
+                                      mapping=mapping, cached=cached)
+        engine = choice.engine if choice.engine == "interp" else "auto"
+    else:
+        choice = engine_policy.Choice(engine, f"--engine {engine}")
+    args._engine_choice = choice
+    if getattr(args, "verbose", False):
+        print(f"tlop: {choice.describe()}", file=sys.stderr)
     if engine in ("auto", "jit"):
         try:
             from tlop.backends import jit  # noqa: F401
@@ -150,6 +180,7 @@ def _engine(args, handle, profile, points: int = 2, mapping=None, config: bool =
             if not (auto and isinstance(err, NotCompilable)):
                 raise
             ev = None  # ``auto`` chose the JIT and it refuses: the interpreter evaluates
+            args._engine_choice = engine_policy.Choice("interp", "the JIT refuses it")
         if ev is not None:
             return "jit", _fits(profile, mapping if handle.ir.over is not None else None,
                                 lambda env: ev.batch(**env) if any(np.ndim(v) for v in env.values()) else ev(**env))
@@ -179,6 +210,29 @@ def _fits(profile, mapping, run):
         return run(env)
 
     return checked
+
+
+def _largest_point(handle, axes: dict, extra: dict = None):
+    """The bound arguments of the largest point of a grid (each axis's largest value; a channel
+    axis its first) for the engine policy to predict the work from; None when they cannot be
+    bound (the evaluation reports why)."""
+    point = {}
+    for p in handle.params:
+        if p.name in axes and len(axes[p.name]):
+            values = axes[p.name]
+            n = len(values)
+            if p.type == "channel":
+                point[p.name] = float(values[0])
+            else:  # a long axis is arithmetic: its largest value is at one end
+                import numpy as np
+
+                ends = values.take(np.arange(n) if n <= 100_000 else np.array([0, n - 1]))
+                point[p.name] = float(np.max(ends))
+    point.update(extra or {})
+    try:
+        return handle.bind(point)
+    except (TlopError, TypeError, ValueError):
+        return None
 
 
 def _fmt_arg(p, v) -> str:
@@ -243,7 +297,8 @@ def _plot_wrote(args) -> None:
 
 
 def _write_csv(target: str, header: list, chunks) -> None:
-    """Write rows (an iterable of lists of rows, one list a chunk) as CSV to the file ``target``
+    """Write rows (an iterable of lists of rows, one list a chunk, or of blocks of CSV lines
+    already written as text, :mod:`tlop.cli.csvfast`) as CSV to the file ``target``
     (atomically: a temporary file written chunk by chunk, then a rename), or to standard output
     for ``-``.  Memory holds one chunk's rows at a time."""
     n = 0
@@ -253,8 +308,12 @@ def _write_csv(target: str, header: list, chunks) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(header)
         for rows in chunks:
-            w.writerows(rows)
-            n += len(rows)
+            if isinstance(rows, str):  # a block of CSV lines (tlop.cli.csvfast)
+                f.write(rows)
+                n += rows.count("\n")
+            else:
+                w.writerows(rows)
+                n += len(rows)
 
     if target == "-":
         write(sys.stdout)
@@ -319,6 +378,9 @@ _print_table = print_table
 
 def _add_profile_options(p):
     p.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    p.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's first: "
+                        "taulop when it has tau-Lop tables)")
     p.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     p.add_argument("--out-of-grid", choices=("allow", "warn", "error"),
@@ -330,8 +392,8 @@ def _add_profile_options(p):
                    help="read the tables as libtaulop does: tau beyond the largest column clamps, sizes "
                         "past the grid are charged in whole largest-size chunks, numbers rounded to float32")
     p.add_argument("--engine", choices=("auto", "jit", "interp"), default="auto",
-                   help="evaluation engine (default: the interpreter for one point and for schedules, the JIT "
-                        "for grids)")
+                   help="evaluation engine (default: the cheaper by the predicted cost of the evaluation "
+                        "against compiling it)")
     p.add_argument("--mapping", metavar="MAPPING",
                    help="process mapping for algorithms over one: sequential(Q), round_robin(Q), "
                         "sequential(nodes=M), round_robin(nodes=M), or a layout file (.json, .csv)")

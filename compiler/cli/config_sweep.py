@@ -60,7 +60,7 @@ def run(args) -> int:
     if getattr(args, "plot", None) or getattr(args, "distributed", False):
         raise TlopError("a sweep over configurations prints rows (or --csv, --json); --plot and --distributed "
                         "take a sweep without --config/--layout")
-    m = _load(args.file)
+    m = _load(args.file, args)
     h = m[args.algorithm]
     if h.ir.over is None:
         raise TlopError(f"'{h.name}' is not evaluated over a process mapping; --config/--layout give it nothing")

@@ -40,7 +40,7 @@ def _rebuild(spec: dict):
     key = repr(sorted(spec.items()))
     if key not in _cache:
         args = argparse.Namespace(**spec)
-        m = _load(args.file)
+        m = _load(args.file, args)
         h = m[args.algorithm]
         prof = _profile(args)
         ptypes = {p.name: p.type for p in h.params}

@@ -66,17 +66,33 @@ HELP = {
               ["tlop prove taulop/allgather 'rd_allgather(P, m, S) >= 2 * binomial_scatter(P, m, S)' "
                "--for P=4..64:x2",
                "tlop prove taulop/bcast 'binomial_bcast(P, m, shm) <= linear_bcast(P, m, shm)' --assume 'P >= 4'"]),
-    "tune": ("Pick the cheapest real library algorithm of a collective per (P, m) on a profile (segment sizes "
-             "searched as in paper 004) and write selection files that Open MPI (coll_tuned dynamic rules) and "
-             "MPICH (JSON collective selection) load.",
-             ["tlop tune taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4 --collective bcast --openmpi bcast.rules",
-              "tlop tune taulop/allgather P=4,8 m=1KiB..1MiB:x4 --collective allgather --mpich allgather.json"]),
+    "tune": ("Decide, per MPI library, which of its own algorithms to run for a collective at each (P, m): "
+             "its catalogue priced over a mapping in one model (segment sizes and fan-outs searched), one table "
+             "per library with cost, runner-up, margin and the library's default, and the files the libraries "
+             "load (Open MPI classic and 6.0 JSON rules, MPICH JSON selection) naming exactly the table's choices.",
+             ["tlop tune P=2..64:x2 m=1KiB..4MiB:x4 --collective allreduce --mapping 'sequential(8)' "
+              "--openmpi ar.rules --mpich ar.json",
+              "tlop tune P=4,8 m=1B..1MiB:x4 --collective all --profile lusitania --mapping 4x8 --json tables.json"]),
+    "catalogue": ("List the MPI libraries' algorithms tlop knows (Open MPI 5.0 coll/tuned, MPICH 4.x), each with "
+                  "its id, the stdlib schedule that follows its source, the parameters tune searches and its status.",
+                  ["tlop catalogue --counts", "tlop catalogue --collective allreduce --why"]),
+    "audit": ("Price each MPI library's built-in decision (Open MPI's fixed decision functions, MPICH's selection "
+              "tree) against the library's best algorithm per (P, m): the cells where the default costs >= 1.1x "
+              "the best, the gain of a tuned file, JSON and a heat map.",
+              ["tlop audit P=2..32:x2 m=1B..4MiB:x4 --collective allreduce --mapping 'sequential(8)' --plot audit.svg",
+               "tlop audit P=4..64:x2 m=1KiB..1MiB:x4 --collective all --mapping 4x8 --json audit.json"]),
     "validate": ("Run τ-Lop schedules for real with MPI on this machine, time them as tlop measure does, and "
                  "compare with their predictions on a profile measured here: µ = max(r, e)/min(r, e) per cell, "
                  "µ̄, a CSV, figures and one self-contained report.",
                  ["tlop validate taulop/bcast:binomial taulop/allgather:ring P=2,4 m=1KiB..4MiB:x4 "
                   "--profile here.json --out val",
                   "tlop validate taulop/alltoall:pairwise --profile here.json --out val --resume --format md"]),
+    "tune-check": ("Run the MPI library's own collective with its default selection and with a tuning file "
+                   "(alternating launches), and report per (P, m) the medians, file/default with its 95% interval, "
+                   "the verdict, and whether the library ran the algorithm the file names.",
+                   ["tlop tune-check bcast bcast.json P=2 m=1KiB..1MiB:x4 --out tc",
+                    "tlop tune-check allreduce allreduce.rules P=2,4 m=8KiB..4MiB:x8 --mpi openmpi --rounds 5",
+                    "tlop tune-check bcast bcast.json P=64 m=1KiB..4MiB:x4 --mpiexec srun --out tc-cluster"]),
     "measure": ("Measure a platform profile of this machine with MPI benchmarks (needs mpi4py).",
                 ["tlop measure --np 4 --quick --out here.json"]),
     "grid-bcast": ("Grid-aware broadcast of paper 001: cluster a latency matrix (Lowekamp, rho), print "

@@ -19,7 +19,7 @@ __all__ = ["TlopLexer", "DECLARATIONS", "KEYWORDS", "SCHEDULE", "WORD_OPERATORS"
 
 DECLARATIONS = ("model", "import", "channel", "table", "param", "transmission", "def", "algorithm")
 KEYWORDS = ("let", "in", "if", "then", "else", "sum", "over", "where", "via")
-SCHEDULE = ("stages", "stage", "par", "seq", "send", "compute", "reduce", "config")
+SCHEDULE = ("stages", "stage", "par", "seq", "send", "exchange", "compute", "reduce", "config")
 WORD_OPERATORS = ("and", "or", "not", "div", "xor")
 TYPES = ("int", "real", "bool", "bytes", "time", "cost", "channel", "mapping")
 BUILTINS = ("ceil", "floor", "log2", "abs", "sqrt", "exp", "ln", "max", "min")

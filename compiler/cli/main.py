@@ -48,7 +48,15 @@ PACKAGE_COMMANDS = {
     "grid-bcast": "grid-aware broadcast (paper 001): clustering, schedules, Monte-Carlo",
     "tune": "pick the cheapest library algorithm per (P, m) and write Open MPI / MPICH selection files",
     "validate": "run schedules for real with MPI and compare with their predictions (µ per cell, report)",
+    "catalogue": "list the MPI libraries' algorithms (Open MPI coll/tuned, MPICH) and their stdlib schedules",
+    "audit": "price the MPI libraries' default decisions against their best algorithm per (P, m)",
+    "tune-check": "run the MPI library's collective with its default and with a tuning file: times, ratio, "
+                  "and which algorithm ran",
 }
+
+#: package commands whose module has ``add_arguments(parser)`` and ``run(args)``
+_MODULE_COMMANDS = {"tune": "tlop.cli.tune", "validate": "tlop.cli.validate", "catalogue": "tlop.cli.catalogue_cmd",
+                    "audit": "tlop.cli.audit", "tune-check": "tlop.cli.tune_check"}
 
 
 MPI_HINT = ("tlop measure needs mpi4py, which is not installed; install it with "
@@ -193,17 +201,12 @@ def _add_package_commands(sub):
         p = sub.add_parser(name, help=help_)
         if isinstance(p, _Skipped):
             continue
-        if name == "tune":
-            from tlop.cli import tune as tune_cli
+        if name in _MODULE_COMMANDS:
+            import importlib
 
-            tune_cli.add_arguments(p)
-            p.set_defaults(run=tune_cli.run)
-            continue
-        if name == "validate":
-            from tlop.cli import validate as validate_cli
-
-            validate_cli.add_arguments(p)
-            p.set_defaults(run=validate_cli.run)
+            mod = importlib.import_module(_MODULE_COMMANDS[name])
+            mod.add_arguments(p)
+            p.set_defaults(run=mod.run)
             continue
         if name == "measure":
             from tlop.runtime.measure import cli as measure_cli
@@ -224,7 +227,7 @@ def _add_package_commands(sub):
             p.set_defaults(run=rules_cli.run_rules)
         elif name == "explain":
             rules_cli.add_explain_arguments(p)
-            p.set_defaults(run=lambda a: rules_cli.run_explain(a, _load))
+            p.set_defaults(run=lambda a: rules_cli.run_explain(a, lambda name: _load(name, a)))
         else:
             rules_cli.add_prove_arguments(p)
             p.set_defaults(run=lambda a: rules_cli.run_prove(a, _load))

@@ -127,6 +127,8 @@ def add_explain_arguments(p):
                    help="process mapping: sequential(Q), round_robin(Q), sequential(nodes=M), round_robin(nodes=M), "
                         "or a layout file (.json, .csv)")
     g.add_argument("--profile", help="bundled profile name or path to a profile JSON (default: metropolis)")
+    g.add_argument("--model", choices=("taulop", "loggp", "plogp"),
+                   help="the model a model-neutral module (coll/…) is priced in (default: the profile's)")
     g.add_argument("--bind", action="append", metavar="CH=PCH",
                    help="bind a model channel to a profile channel, e.g. --bind net=tcp")
     g.add_argument("--reduce-op", metavar="OP", help="the reduction operation whose cost gamma holds, e.g. max")

@@ -202,6 +202,18 @@ class SendItem(Item):
 
 
 @_node
+class ExchangeItem(Item):
+    """``exchange a <-> b : size`` or ``exchange a <-> b : size combine``: ranks a and b swap
+    ``size`` bytes (an MPI_Sendrecv between the pair); with ``combine`` each then reduces what
+    it received (γ(size))."""
+    a: Expr
+    b: Expr
+    size: Expr
+    combine: bool = False
+    span: Optional[Span] = _span()
+
+
+@_node
 class ComputeItem(Item):
     """``compute rank : cost`` (``kind`` ``compute``, a time) or ``reduce rank : size``
     (``kind`` ``reduce``: the platform's γ(size))."""

@@ -61,9 +61,10 @@ stats = {"hits": 0, "misses": 0, "rejected": 0, "stored": 0}
 class CheckedEntry:
     """What a hit gives back: the program and the names of the file's own algorithms."""
 
-    def __init__(self, program, root_algorithms: tuple):
+    def __init__(self, program, root_algorithms: tuple, model_neutral: bool = False):
         self.program = program
         self.root_algorithms = root_algorithms
+        self.model_neutral = model_neutral
 
 
 def cache_directory() -> Optional[Path]:
@@ -110,17 +111,18 @@ def _secret(directory: Path, create: bool) -> Optional[bytes]:
 
 
 # ---------------------------------------------------------------------------------- entries
-def _entry_path(directory: Path, path: Path, content: bytes) -> Path:
+def _entry_path(directory: Path, path: Path, content: bytes, model: Optional[str] = None) -> Path:
     h = hashlib.sha256()
-    for part in (_MAGIC.decode(), compiler_fingerprint(), str(path), hashlib.sha256(content).hexdigest()):
+    for part in (_MAGIC.decode(), compiler_fingerprint(), str(path), hashlib.sha256(content).hexdigest(),
+                 model or ""):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
     return directory / key[:2] / f"{key}.ir"
 
 
-def get(path: Path):
-    """The cached program of ``path`` (a :class:`CheckedEntry`), or None."""
+def get(path: Path, model: Optional[str] = None):
+    """The cached program of ``path`` loaded for ``model`` (a :class:`CheckedEntry`), or None."""
     directory = cache_directory()
     if directory is None:
         return None
@@ -132,7 +134,7 @@ def get(path: Path):
     if secret is None:
         stats["misses"] += 1
         return None
-    entry = _entry_path(directory, path, content)
+    entry = _entry_path(directory, path, content, model)
     try:
         data = read_entry(entry, MAX_ENTRY_BYTES)
     except UntrustedEntry:
@@ -147,14 +149,15 @@ def get(path: Path):
         _remove(entry)
         return None
     record = pickle.loads(payload)  # noqa: S301 - authenticated with the user's own key above
-    if record.get("root") != (str(path), hashlib.sha256(content).hexdigest()) or not _still_valid(record, path, content):
+    if record.get("root") != (str(path), hashlib.sha256(content).hexdigest(), model or "") \
+            or not _still_valid(record, path, content, model):
         stats["misses"] += 1
         return None
     stats["hits"] += 1
-    return CheckedEntry(record["program"], tuple(record["root_algorithms"]))
+    return CheckedEntry(record["program"], tuple(record["root_algorithms"]), record.get("model_neutral", False))
 
 
-def put(path: Path, modules: list, elaborated) -> bool:
+def put(path: Path, modules: list, elaborated, model: Optional[str] = None) -> bool:
     """Remember the result of loading ``path`` (``modules``: the loader's list of
     :class:`~tlop.frontend.loader.LoadedModule`, ``elaborated``: the elaborator's result).
     False when the cache is disabled or not writable."""
@@ -164,7 +167,7 @@ def put(path: Path, modules: list, elaborated) -> bool:
     import tempfile
 
     from tlop.frontend import ast as A
-    from tlop.frontend.loader import _display_name, _find_import
+    from tlop.frontend.loader import _display_name, _find_import, is_model_neutral
 
     try:
         secret = _secret(directory, create=True)
@@ -175,16 +178,16 @@ def put(path: Path, modules: list, elaborated) -> bool:
             files.append((str(lm.path), _display_name(lm.path), hashlib.sha256(lm.source.text.encode("utf-8")).hexdigest()))
             for d in lm.module.decls:
                 if isinstance(d, A.ImportDecl):
-                    target = _find_import(lm.path, d.path)
+                    target = _find_import(lm.path, d.path, model)
                     imports.append((str(lm.path), d.path, None if target is None else str(target)))
         content = path.read_bytes()
         record = {"program": elaborated.program, "root_algorithms": tuple(elaborated.root_algorithms),
-                  "files": files, "imports": imports,
-                  "root": (str(path), hashlib.sha256(content).hexdigest())}
+                  "files": files, "imports": imports, "model_neutral": is_model_neutral(modules),
+                  "root": (str(path), hashlib.sha256(content).hexdigest(), model or "")}
         payload = dumps(record)
         if len(_MAGIC) + _MAC + len(payload) > MAX_ENTRY_BYTES:
             return False  # :func:`get` would refuse it (and delete it) unread
-        entry = _entry_path(directory, path, content)
+        entry = _entry_path(directory, path, content, model)
         entry.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=f".{entry.name[:16]}.", suffix=".tmp")
         try:
@@ -226,7 +229,7 @@ def _verified(data: bytes, secret: bytes, key: str) -> Optional[bytes]:
     return payload
 
 
-def _still_valid(record: dict, path: Path, content: bytes) -> bool:
+def _still_valid(record: dict, path: Path, content: bytes, model: Optional[str] = None) -> bool:
     """Every file has its recorded content and name, every import resolves as it did."""
     from tlop.frontend.loader import _display_name, _find_import
 
@@ -237,7 +240,7 @@ def _still_valid(record: dict, path: Path, content: bytes) -> bool:
             if hashlib.sha256(data).hexdigest() != digest or _display_name(p) != shown:
                 return False
         for importer, rel, target in record["imports"]:
-            now = _find_import(Path(importer), rel)
+            now = _find_import(Path(importer), rel, model)
             if (None if now is None else str(now)) != target:
                 return False
     except (OSError, KeyError, TypeError, ValueError):

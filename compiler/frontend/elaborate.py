@@ -47,6 +47,8 @@ __all__ = ["elaborate", "elaborate_expression", "Elaborated", "TYPES"]
 TYPES = ("int", "real", "bytes", "time", "channel", "bool", "cost")
 #: the platform table ``reduce p : m`` reads: the cost γ(m) of reducing m bytes
 GAMMA = "gamma"
+#: the loop variable of an exchange lowered for a dataflow model (no source name can clash)
+EXCHANGE_VAR = "%x"
 ERR = T.ERROR
 
 
@@ -839,6 +841,8 @@ class _Elaborator:
             else:
                 weight = ir.Num(1.0, ty=T.INT)
             return ir.Send(src, dst, size, weight, span=i.span, ty=T.ITEM)
+        if isinstance(i, A.ExchangeItem):
+            return self._exchange(i, env)
         if isinstance(i, A.ComputeItem):
             rank = self._int_expr(i.rank, env, f"the rank of '{i.kind}'")
             if i.kind == "compute":
@@ -851,16 +855,51 @@ class _Elaborator:
             size, t = self._fit(size, t, i.amount, T.BYTES)
             if t not in (T.BYTES, ERR):
                 self.sink.error(f"the size of 'reduce' must be a size (B), found {t.describe()}", i.amount.span)
-            sig = self.tables.get(GAMMA)
-            if sig is None or sig.channel_indexed or sig.tau_index is not None or sig.ty != T.TIME:
-                self.sink.error(f"'reduce' needs the platform's reduction cost table "
-                                f"'table {GAMMA}(m: bytes) -> time' (import a platform that declares it)", i.span)
-                return ir.Compute(rank, ir.Num(0.0, ty=T.TIME), span=i.span, ty=T.ITEM)
-            cost = ir.Lookup(GAMMA, None, (size,), span=i.span, ty=T.TIME)
+            cost = self._gamma(size, i.span, "'reduce'")
             return ir.Compute(rank, cost, span=i.span, ty=T.ITEM)
         if isinstance(i, A.BlockItem):
             return ir.Block(tuple(self._item(x, env) for x in i.items), span=i.span, ty=T.ITEM)
         raise TypeError(f"not a stage item: {i!r}")
+
+    def _gamma(self, size: ir.Expr, span, what: str) -> ir.Expr:
+        """γ(size), the platform's reduction cost, or 0 s after an error when it has none."""
+        sig = self.tables.get(GAMMA)
+        if sig is None or sig.channel_indexed or sig.tau_index is not None or sig.ty != T.TIME:
+            self.sink.error(f"{what} needs the platform's reduction cost table "
+                            f"'table {GAMMA}(m: bytes) -> time' (import a platform that declares it)", span)
+            return ir.Num(0.0, ty=T.TIME)
+        return ir.Lookup(GAMMA, None, (size,), span=span, ty=T.TIME)
+
+    def _exchange(self, i: A.ExchangeItem, env) -> ir.Expr:
+        """``exchange a <-> b : size [combine]`` lowered for the module's model.
+
+        τ-Lop prices an MPI_Sendrecv between a pair as the reference library and the papers do:
+        one transfer a → b counting twice in τ (``weight 2``), followed, with ``combine``, by one
+        reduction γ(size) (the pair's two reductions run at the same time on two ranks).  A
+        dataflow model (LogGP, pLogP) sees the two messages: ``par`` over the two directions,
+        each a send and, with ``combine``, the receiver's reduction of what it received."""
+        a = self._int_expr(i.a, env, "a rank of an exchange")
+        b = self._int_expr(i.b, env, "a rank of an exchange")
+        size, t = self.expr(i.size, env)
+        size, t = self._fit(size, t, i.size, T.BYTES)
+        if t not in (T.BYTES, ERR):
+            self.sink.error(f"the size of an exchange must be a size (B), found {t.describe()}", i.size.span)
+        gamma = self._gamma(size, i.span, "'exchange … combine'") if i.combine else None
+        one = ir.Num(1.0, ty=T.INT)
+        if self.model in ("taulop", ""):
+            send = ir.Send(a, b, size, ir.Num(2.0, ty=T.INT), span=i.span, ty=T.ITEM)
+            if gamma is None:
+                return send
+            return ir.Block((send, ir.Compute(a, gamma, span=i.span, ty=T.ITEM)), span=i.span, ty=T.ITEM)
+        x = ir.Var(EXCHANGE_VAR, ty=T.INT)
+        first = ir.Bin("==", x, ir.Num(0.0, ty=T.INT), ty=T.BOOL)
+        src = ir.Cond(first, a, b, ty=T.INT)
+        dst = ir.Cond(first, b, a, ty=T.INT)
+        body = ir.Send(src, dst, size, one, span=i.span, ty=T.ITEM)
+        if gamma is not None:
+            body = ir.Block((body, ir.Compute(dst, gamma, span=i.span, ty=T.ITEM)), span=i.span, ty=T.ITEM)
+        return ir.Loop("par", EXCHANGE_VAR, ir.Num(0.0, ty=T.INT), one, ir.Num(1.0, ty=T.BOOL), body,
+                       span=i.span, ty=T.ITEM)
 
     # ================================================================= algorithms
     def algorithm(self, name: str) -> Optional[ir.Algorithm]:

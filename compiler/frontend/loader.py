@@ -8,7 +8,13 @@ import cycles with the span of the offending ``import``.  Only ``.tlop`` sources
 error at its ``import``, bytes that are not UTF-8 an error at their line and column, and a UTF-8
 byte order mark at the start of a file is accepted.
 
-What it does not do: look at names or types (that is :mod:`tlop.frontend.elaborate`).
+Model-neutral modules: an ``import "@model/platform.tlop"`` names the platform of the model the
+module is loaded for (``load_tree(…, model="loggp")``: ``stdlib/loggp/platform.tlop``; taulop when
+none is given), so one schedule text is priced by τ-Lop's rules or as a LogGP/pLogP dataflow
+program (the collectives of ``stdlib/coll``).
+
+What it does not do: look at names or types (that is :mod:`tlop.frontend.elaborate`), or choose
+the model (the caller does: :func:`tlop.api.load`, from a profile or ``--model``).
 """
 
 from __future__ import annotations
@@ -19,11 +25,18 @@ from pathlib import Path
 
 from tlop.runtime.diagnostics import Diagnostic, DiagnosticSink, Source, Span, TlopError
 
-__all__ = ["STDLIB_DIR", "LoadedModule", "resolve_path", "load_tree", "stdlib_modules"]
+__all__ = ["STDLIB_DIR", "LoadedModule", "resolve_path", "load_tree", "stdlib_modules", "SCHEDULE_MODELS",
+           "MODEL_PREFIX", "is_model_neutral"]
 
 import tlop.stdlib as _stdlib_pkg  # noqa: E402  (data package: the .tlop files and profiles)
 
 STDLIB_DIR = Path(_stdlib_pkg.__file__).resolve().parent
+
+
+#: the models a model-neutral module can be loaded for: those that price schedules
+SCHEDULE_MODELS = ("taulop", "loggp", "plogp")
+#: how a model-neutral module names the chosen model's folder of the stdlib in an import
+MODEL_PREFIX = "@model/"
 
 
 @dataclass(frozen=True)
@@ -97,10 +110,14 @@ def read_source(path: Path, imported_at: Span | None = None) -> Source:
     return Source(shown, text)
 
 
-def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
+def load_tree(root: Path, text: str | None = None, model: str | None = None) -> list[LoadedModule]:
     """The root module and everything it imports, in dependency order (imports first).
 
-    ``text`` overrides the root file's content (the Python API's ``loads``)."""
+    ``text`` overrides the root file's content (the Python API's ``loads``); ``model`` is the
+    model an ``import "@model/…"`` names (default taulop; one of :data:`SCHEDULE_MODELS`)."""
+    if model is not None and model not in SCHEDULE_MODELS:
+        raise TlopError(f"unknown model '{model}' for a model-neutral module; the models that price "
+                        f"schedules are {', '.join(SCHEDULE_MODELS)}")
     from tlop.frontend import ast as A  # the parser (ANTLR) is imported only when parsing
     from tlop.frontend.parse import parse_source
 
@@ -128,7 +145,7 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
         for d in module.decls:
             if not isinstance(d, A.ImportDecl):
                 continue
-            target = _find_import(path, d.path)
+            target = _find_import(path, d.path, model)
             if target is None:
                 other = _non_source(path, d.path)
                 if other is not None:
@@ -155,6 +172,14 @@ def load_tree(root: Path, text: str | None = None) -> list[LoadedModule]:
     return order
 
 
+def is_model_neutral(modules: list) -> bool:
+    """Whether any of the loaded modules imports ``@model/…`` (its meaning depends on the model)."""
+    from tlop.frontend import ast as A
+
+    return any(isinstance(d, A.ImportDecl) and d.path.startswith(MODEL_PREFIX)
+               for lm in modules for d in lm.module.decls)
+
+
 def _candidates(importer: Path, rel: str):
     for base in [importer.parent] + search_path():
         yield base / rel
@@ -168,10 +193,16 @@ def _is_source(p: Path) -> bool:
     return p.name.endswith(".tlop") and p.is_file() and p.resolve().name.endswith(".tlop")
 
 
-def _find_import(importer: Path, rel: str) -> Path | None:
+def _find_import(importer: Path, rel: str, model: str | None = None) -> Path | None:
     """The ``.tlop`` file ``import "rel"`` of ``importer`` names (beside it, then on the
-    search path), or None.  Only ``.tlop`` sources are ever returned: an import of any other
-    file is refused before it is read."""
+    search path; ``@model/x`` the stdlib's ``<model>/x``), or None.  Only ``.tlop`` sources are
+    ever returned: an import of any other file is refused before it is read."""
+    if rel.startswith(MODEL_PREFIX):
+        rest = rel[len(MODEL_PREFIX):]
+        p = STDLIB_DIR / (model or "taulop") / rest
+        if ".." in Path(rest).parts or not _is_source(p):
+            return None
+        return p.resolve()
     for p in _candidates(importer, rel):
         if _is_source(p):
             return p.resolve()

@@ -64,7 +64,7 @@ class _Collect(ErrorListener):
 RESERVED = frozenset({
     "model", "import", "channel", "table", "param", "transmission", "via", "def", "algorithm", "let", "in",
     "if", "then", "else", "sum", "max", "min", "or", "and", "not", "stages", "stage", "par", "seq", "send",
-    "compute", "reduce", "config", "over", "where", "div", "xor", "int", "real", "bytes", "time", "cost",
+    "compute", "reduce", "config", "over", "exchange", "where", "div", "xor", "int", "real", "bytes", "time", "cost",
     "bool"} - {"max", "min", "int", "real", "bytes", "time", "cost", "bool"})
 
 
@@ -72,6 +72,7 @@ RESERVED = frozenset({
 _SCHEDULE_WORDS = {"stage": "'stage { … }'", "stages": "'stages k in lo .. hi { … }'",
                    "par": "'par p in lo .. hi: …'", "seq": "'seq p in lo .. hi: …'",
                    "send": "'send src -> dst : size'", "compute": "'compute rank : time'",
+                   "exchange": "'exchange a <-> b : size'",
                    "reduce": "'reduce rank : size'"}
 
 
@@ -411,6 +412,17 @@ class _Builder(TlopVisitor):
             weight = self.visit(ctx.weight)
         return A.SendItem(self.visit(ctx.src), self.visit(ctx.dst), self.visit(ctx.size), weight,
                           span=self.sp(ctx))
+
+    def visitExchangeItem(self, ctx):
+        combine = False
+        if ctx.kw is not None:
+            if ctx.kw.text != "combine":
+                self.sink.error(f"unexpected '{ctx.kw.text}' after the size of an exchange; "
+                                f"write 'exchange A <-> B : SIZE' or '… : SIZE combine'",
+                                _tok_span(self.source, ctx.kw))
+            combine = True
+        return A.ExchangeItem(self.visit(ctx.a), self.visit(ctx.b), self.visit(ctx.size), combine,
+                              span=self.sp(ctx))
 
     def visitComputeItem(self, ctx):
         return A.ComputeItem("compute", self.visit(ctx.rank), self.visit(ctx.cost), span=self.sp(ctx))

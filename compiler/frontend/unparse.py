@@ -95,6 +95,9 @@ def _item(i: A.Item) -> str:
         size = unparse_expr(i.size, _POSTFIX if i.weight is not None and _prec(i.size) == _BINDER else 0)
         weight = f" weight {unparse_expr(i.weight)}" if i.weight is not None else ""
         return f"send {unparse_expr(i.src)} -> {unparse_expr(i.dst)} : {size}{weight}"
+    if isinstance(i, A.ExchangeItem):
+        size = unparse_expr(i.size, _POSTFIX if i.combine and _prec(i.size) == _BINDER else 0)
+        return f"exchange {unparse_expr(i.a)} <-> {unparse_expr(i.b)} : {size}" + (" combine" if i.combine else "")
     if isinstance(i, A.ComputeItem):
         return f"{i.kind} {unparse_expr(i.rank)} : {unparse_expr(i.amount)}"
     if isinstance(i, A.BlockItem):

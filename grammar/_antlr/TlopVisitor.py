@@ -270,6 +270,11 @@ class TlopVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by TlopParser#exchangeItem.
+    def visitExchangeItem(self, ctx:TlopParser.ExchangeItemContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by TlopParser#computeItem.
     def visitComputeItem(self, ctx:TlopParser.ComputeItemContext):
         return self.visitChildren(ctx)

@@ -199,14 +199,16 @@ def _stop(proc: subprocess.Popen, grace: float = 3.0) -> None:
 
 def run_ranks(np_: int, role: str, worker_args: list, env_extra: dict, mpiexec: str,
               point_timeout: float, on_event: Callable[[dict], None],
-              startup_timeout: float = 120.0, module: Optional[str] = None) -> int:
+              startup_timeout: float = 120.0, module: Optional[str] = None, launcher_args=()) -> int:
     """Run one MPI launch of the worker; returns the number of points it measured.  With
     ``module``, the ranks run ``python -m MODULE WORKER_ARGS…`` instead (another worker that
-    speaks the same events, e.g. :mod:`.schedrun`)."""
+    speaks the same events, e.g. :mod:`.schedrun`); ``launcher_args`` go to the launcher before
+    ``-n`` (e.g. ``-bind-to core``)."""
     cmd = [mpiexec, "-n", str(np_), sys.executable, "-m", "tlop.runtime.measure",
            "--worker", role, "--events"] + worker_args
     if module is not None:
         cmd = [mpiexec, "-n", str(np_), sys.executable, "-m", module] + worker_args
+    cmd[1:1] = list(launcher_args)
     env = dict(os.environ)
     env.update(env_extra)
     env["TLOP_MEASURE_WORKER"] = "1"

@@ -99,6 +99,12 @@ class ObjectCache:
         self.hits += 1
         return payload
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (not checked: :meth:`get` checks it)."""
+        if self.directory is None or not self._key_ok(key):
+            return False
+        return self._path(key).is_file()
+
     def put(self, key: str, payload: bytes) -> bool:
         """Store ``payload`` under ``key`` atomically; False when the cache is not writable or
         not trusted."""

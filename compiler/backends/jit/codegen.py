@@ -255,11 +255,11 @@ class CodeGen(ExprFunctor):
         return self.level(value) < self._depth
 
     def _emit_core(self) -> ir.Function:
-        fnty = ir.FunctionType(F64, [F64P, F64P.as_pointer(), F64P, I64.as_pointer(), I64])
+        fnty = ir.FunctionType(F64, [F64P, F64P.as_pointer(), F64P, I64.as_pointer(), I64, I64])
         fn = ir.Function(self.module, fnty, f"{self.sym}_core")
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")  # its one caller is the batch loop
-        args, tabs, scal, st, idx = fn.args
+        args, tabs, scal, st, idx, started = fn.args
         for a in (args, tabs, scal, st):
             a.add_attribute("noalias")
         self.fn = fn
@@ -275,7 +275,9 @@ class CodeGen(ExprFunctor):
         b.store(ir.Constant(I64, 0), self.work)
         self.sigcount = None
         if tir.has_schedule(self.alg.body) or any(isinstance(n, tir.Reduce) for n in tir.walk_unique(self.alg.body)):
-            self.sigcount = b.load_atomic(self._interrupt_global(_interrupt.COUNT_SYMBOL), "monotonic", 8)
+            # the interrupt counter when the batch started (a signal during any point of the
+            # batch stops every later point's loops too)
+            self.sigcount = started
         env = _Env()
         for k, info in enumerate(self.infos):
             if info.channel:
@@ -354,6 +356,9 @@ class CodeGen(ExprFunctor):
             if self.scalar_mask >> k & 1:
                 fixed[k] = b.load(ptrs[k])
 
+        # the Ctrl-C counter when the batch starts: each point's loops poll against it
+        started = b.call(self._interrupt_function(_interrupt.NOW_FUNCTION, I64, []), [])
+
         def point_values(i):
             return [fixed[k] if k in fixed else b.load(b.gep(ptrs[k], [b.mul(i, strs[k])])) for k in range(n)]
 
@@ -371,7 +376,7 @@ class CodeGen(ExprFunctor):
         ok = emit_arg_checks(b, self.infos, vals)
         if self.mapping_kind is not None and "P" in [i.name for i in self.infos]:
             ok = b.and_(ok, self._mapping_check(b, vals[[i.name for i in self.infos].index("P")], scal))
-        r = b.call(core, [buf, tabs, scal, st, i], attrs=BATCH_CALL_ATTRS)
+        r = b.call(core, [buf, tabs, scal, st, i, started], attrs=BATCH_CALL_ATTRS)
         v = b.select(ok, r, _NAN)
         b.store(v, b.gep(out, [i]))
         i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
@@ -421,12 +426,13 @@ class CodeGen(ExprFunctor):
             self._entry_values[key] = v
         return v
 
-    def _interrupt_global(self, name):
-        g = self.module.globals.get(name)
-        if g is None:
-            g = ir.GlobalVariable(self.module, I64, name)
-            g.linkage = "external"
-        return g
+    def _interrupt_function(self, name, ret, args):
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
+            for a in _interrupt.FUNCTION_ATTRIBUTES:
+                fn.attributes.add(a)
+        return fn
 
     def poll(self):
         """One loop iteration: count it, and every :data:`~tlop.backends.jit.interrupt.POLL_MASK` + 1
@@ -440,10 +446,11 @@ class CodeGen(ExprFunctor):
             return
         due = b.icmp_signed("==", b.and_(w, ir.Constant(I64, _interrupt.POLL_MASK)), ir.Constant(I64, 0))
         with b.if_then(due, likely=False):
-            now = b.load_atomic(self._interrupt_global(_interrupt.COUNT_SYMBOL), "monotonic", 8)
-            with b.if_then(b.icmp_signed("!=", now, self.sigcount), likely=False):
+            # through a function that only touches memory this code cannot reach: never deleted,
+            # and no obstacle to hoisting the loop's invariant lookups (interrupt.POLL_FUNCTION)
+            hit = b.call(self._interrupt_function(_interrupt.POLL_FUNCTION, I1, [I64]), [self.sigcount])
+            with b.if_then(hit, likely=False):
                 b.store(ir.Constant(I1, 1), self.stop)
-                b.store_atomic(ir.Constant(I64, 1), self._interrupt_global(_interrupt.HIT_SYMBOL), "monotonic", 8)
                 self.flag_error()
 
     def flag_error(self):
@@ -803,10 +810,6 @@ class CodeGen(ExprFunctor):
         acc.add_incoming(neutral, loop_pre)
         b.cbranch(b.icmp_signed("<=", i, stop), body, exit_bb)
         b.position_at_end(body)
-        self.poll()
-        go = b.append_basic_block(f"{e.kind}_go")
-        b.cbranch(b.load(self.stop), exit_bb, go)
-        b.position_at_end(go)
         inner = _Env(env)
         self._depth += 1
         try:
@@ -821,9 +824,12 @@ class CodeGen(ExprFunctor):
             acc2 = _np_max(b, acc, v)
         else:
             acc2 = _np_min(b, acc, v)
+        # the Ctrl-C poll at the end of the iteration: the body's code then runs on every
+        # iteration the loop enters, so LLVM may hoist its invariant table searches
+        self.poll()
         i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
         acc.add_incoming(acc2, b.block)
-        b.branch(head)
+        b.cbranch(b.load(self.stop), exit_bb, head)
         b.position_at_end(exit_bb)
         b.branch(join)
         b.position_at_end(join)

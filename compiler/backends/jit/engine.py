@@ -58,6 +58,10 @@ class Engine:
         backing = llvm.parse_assembly("")
         backing.triple = self.triple
         self.ee = llvm.create_mcjit_compiler(backing, self.tm)
+        from tlop.backends.jit.interrupt import function_symbols
+
+        for name, addr in function_symbols(self).items():  # the Ctrl-C poll the generated loops call
+            llvm.add_symbol(name, addr)
 
     @staticmethod
     def _register_pyapi() -> None:

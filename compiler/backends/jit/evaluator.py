@@ -54,7 +54,7 @@ from tlop.backends.jit.engine import engine
 from tlop.backends.jit.pywrap import NativeCall
 from tlop.backends.jit.tables import ProfileLayout
 
-__all__ = ["compile_algorithm", "Evaluator", "CompileStats"]
+__all__ = ["compile_algorithm", "Evaluator", "CompileStats", "is_cached"]
 
 _BATCH_T = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -143,17 +143,52 @@ def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]
     return (got[2], got[3]) if got[2] is not None else (alg, None)
 
 
-def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
-            closed_q=None, config_fields: tuple = ()) -> _Code:
-    t0 = time.perf_counter()
-    eng = engine()
+def _code_key(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
+              closed_q=None, config_fields: tuple = ()) -> str:
+    """The cache key of one compiled specialisation."""
     h = hashlib.sha256()
-    for part in ("tlop-jit-2", _source_hash(), eng.describe(), _program_repr(program, alg),
+    for part in ("tlop-jit-2", _source_hash(), engine().describe(), _program_repr(program, alg),
                  layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}",
                  f"closed={closed_q}", f"config={config_fields!r}"):
         h.update(part.encode())
         h.update(b"\0")
-    key = h.hexdigest()
+    return h.hexdigest()
+
+
+def is_cached(program: tir.Program, name: str, profile, mapping=None) -> bool:
+    """Whether :func:`compile_algorithm` would find the default specialisation of ``name`` for
+    ``profile`` and ``mapping`` already loaded or in the on-disk cache (no code is generated;
+    the closed form is derived, once per process, as compiling would).  False when the JIT
+    refuses the algorithm."""
+    from tlop.backends.jit.configdata import config_fields
+
+    alg = program.algorithms.get(name)
+    if alg is None:
+        return False
+    try:
+        check_compilable(alg, program)
+        if alg.over is not None:
+            from tlop.backends.binding import as_mapping
+
+            mapping = as_mapping(mapping)
+        else:
+            mapping = None
+        layout = ProfileLayout(program, profile, False)
+        kind = mapping.kind if mapping is not None else None
+        code_alg, closed_q = closed_variant(program, alg, kind)
+        fields = config_fields(alg) if mapping is not None else ()
+        combo = {i.name: int(i.default) if i.default is not None else 0 for i in param_infos(alg) if i.channel}
+        key = _code_key(program, code_alg, layout, combo, 0, kind, closed_q, fields)
+    except TlopError:
+        return False
+    return key in _LOADED or _cache.default_cache().has(key)
+
+
+def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
+            closed_q=None, config_fields: tuple = ()) -> _Code:
+    t0 = time.perf_counter()
+    eng = engine()
+    key = _code_key(program, alg, layout, combo, mask, mapping_kind, closed_q, config_fields)
     sym = "tlop_" + key[:24]
     symbols = [f"{sym}_batch"]
     with _LOAD_LOCK:

@@ -14,9 +14,12 @@ What it does:
   ``sigaction``, keeping the flags and mask CPython chose, only while SIGINT is handled by a
   Python handler (the default ``default_int_handler`` or the user's); SIG_DFL/SIG_IGN are left
   alone;
-* generated loops read the counter when a point starts and poll it every
-  :data:`POLL_MASK` + 1 iterations (:meth:`tlop.backends.jit.codegen.CodeGen.poll`); when it
-  changed they stop, set :data:`HIT_SYMBOL` and report an evaluation error;
+* a batch reads the counter when it starts, and its points' loops poll it every
+  :data:`POLL_MASK` + 1 iterations (:meth:`tlop.backends.jit.codegen.CodeGen.poll`), both
+  through functions compiled here (:data:`NOW_FUNCTION`, :data:`POLL_FUNCTION`: never inlined,
+  declared as touching only memory the caller cannot reach, so the optimiser neither deletes
+  the poll nor is stopped by it from hoisting invariant table lookups); when it changed the
+  poll sets :data:`HIT_SYMBOL` and the loops stop and report an evaluation error;
 * :func:`raise_if_hit`, called by the evaluator whenever native code reported a failure,
   clears the hit word and lets Python process the pending signal
   (``PyErr_CheckSignals``: the Python handler runs and normally raises KeyboardInterrupt); if
@@ -36,7 +39,8 @@ import signal
 import sys
 import threading
 
-__all__ = ["COUNT_SYMBOL", "HIT_SYMBOL", "POLL_MASK", "symbols", "install", "raise_if_hit", "installed"]
+__all__ = ["COUNT_SYMBOL", "HIT_SYMBOL", "POLL_MASK", "NOW_FUNCTION", "POLL_FUNCTION", "symbols", "function_symbols",
+           "install", "raise_if_hit", "installed"]
 
 COUNT_SYMBOL = "tlop_interrupt_count"
 HIT_SYMBOL = "tlop_interrupt_hit"
@@ -75,6 +79,45 @@ done:
   ret void
 }}
 """
+
+
+#: the functions generated loops call (never inlined: they live in their own object), declared in
+#: the generated code as touching only memory the caller cannot reach
+#: (``inaccessiblememonly``): LLVM keeps every call — a call that may write memory cannot be
+#: deleted or hoisted — yet knows the tables and arguments are untouched, so it hoists the
+#: loop-invariant table searches and interpolations across polls (the ``monotonic`` atomic
+#: loads in the loops that this replaces pinned them inside the loop)
+NOW_FUNCTION = "tlop_interrupt_now"
+POLL_FUNCTION = "tlop_interrupt_poll"
+FUNCTION_ATTRIBUTES = ("nounwind", "inaccessiblememonly")
+
+_POLL_IR = f"""
+@{COUNT_SYMBOL} = external global i64
+@{HIT_SYMBOL} = external global i64
+define i64 @{NOW_FUNCTION}() noinline nounwind {{
+entry:
+  %now = load atomic i64, ptr @{COUNT_SYMBOL} monotonic, align 8
+  ret i64 %now
+}}
+define i1 @{POLL_FUNCTION}(i64 %start) noinline nounwind {{
+entry:
+  %now = load atomic i64, ptr @{COUNT_SYMBOL} monotonic, align 8
+  %changed = icmp ne i64 %now, %start
+  br i1 %changed, label %hit, label %done
+hit:
+  store atomic i64 1, ptr @{HIT_SYMBOL} monotonic, align 8
+  ret i1 1
+done:
+  ret i1 0
+}}
+"""
+
+
+def function_symbols(eng) -> dict:
+    """Compile the poll functions into ``eng`` (once per engine): ``{name: address}``, for the
+    engine to register as symbols the generated code links against."""
+    obj = eng.compile_ir(_POLL_IR, "tlop_interrupt_poll")
+    return eng.load_object(obj, (NOW_FUNCTION, POLL_FUNCTION))
 
 
 def _handler() -> int:

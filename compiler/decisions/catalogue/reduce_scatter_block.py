@@ -1,0 +1,57 @@
+"""Reduce_scatter_block: every algorithm of Open MPI 5.0's coll/tuned
+(``reduce_scatter_block_algorithms[]`` in
+ompi/mca/coll/tuned/coll_tuned_reduce_scatter_block_decision.c, v5.0.x) and of MPICH 4.x's
+selection (``MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM``; src/mpi/coll/reduce_scatter_block,
+tag v4.3.2), with the stdlib schedule (``stdlib/coll/reduce_scatter_block.tlop``) that follows it.
+``m`` is one rank's block; the operation is taken commutative (MPI_SUM).
+
+What it does not do: price or choose (``tlop tune``); the schedules themselves are in the stdlib.
+"""
+
+from __future__ import annotations
+
+from tlop.decisions.catalogue import LibraryAlgorithm as A
+
+_O = "ompi/mca/coll/base/coll_base_reduce_scatter_block.c: "
+_M = "src/mpi/coll/reduce_scatter_block/"
+
+ALGORITHMS = [
+    A("openmpi", "reduce_scatter_block", "basic_linear", 1, None,
+      _O + "ompi_coll_base_reduce_scatter_block_basic_linear",
+      status="not expressible: an MPI_Reduce of P·m bytes to rank 0 then an MPI_Scatter through the "
+             "communicator's own coll_reduce/coll_scatter (coll/tuned's run-time decisions for those "
+             "collectives; P reduces of m bytes when P·m/type size exceeds INT_MAX); no one schedule"),
+    A("openmpi", "reduce_scatter_block", "recursive_doubling", 2,
+      "coll/reduce_scatter_block:ompi_recursive_doubling",
+      _O + "ompi_coll_base_reduce_scatter_block_intra_recursivedoubling",
+      note="the same algorithm as MPICH's, except that Open MPI's received-type count of a subtree "
+           "root beyond P is not capped at P (rd_blocks cap = 0)"),
+    A("openmpi", "reduce_scatter_block", "recursive_halving", 3,
+      "coll/reduce_scatter_block:recursive_halving",
+      _O + "ompi_coll_base_reduce_scatter_block_intra_recursivehalving",
+      constraint="commutative operation (otherwise the library runs basic_linear)",
+      note="the same messages as MPICH's recursive_halving"),
+    A("openmpi", "reduce_scatter_block", "butterfly", 4, "coll/reduce_scatter_block:ompi_butterfly",
+      _O + "ompi_coll_base_reduce_scatter_block_intra_butterfly"),
+    A("mpich", "reduce_scatter_block", "noncommutative", "MPIR_Reduce_scatter_block_intra_noncommutative",
+      "coll/reduce_scatter_block:mpich_noncommutative",
+      _M + "reduce_scatter_block_intra_noncommutative.c: MPIR_Reduce_scatter_block_intra_noncommutative",
+      constraint="P a power of two (asserted)", pow2_only=True,
+      note="distance doubling with halving sizes (the messages of Open MPI's butterfly for P a "
+           "power of two, not those of recursive_halving)"),
+    A("mpich", "reduce_scatter_block", "recursive_doubling", "MPIR_Reduce_scatter_block_intra_recursive_doubling",
+      "coll/reduce_scatter_block:mpich_recursive_doubling",
+      _M + "reduce_scatter_block_intra_recursive_doubling.c: MPIR_Reduce_scatter_block_intra_recursive_doubling"),
+    A("mpich", "reduce_scatter_block", "pairwise", "MPIR_Reduce_scatter_block_intra_pairwise",
+      "coll/reduce_scatter_block:mpich_pairwise",
+      _M + "reduce_scatter_block_intra_pairwise.c: MPIR_Reduce_scatter_block_intra_pairwise",
+      constraint="commutative operation"),
+    A("mpich", "reduce_scatter_block", "recursive_halving", "MPIR_Reduce_scatter_block_intra_recursive_halving",
+      "coll/reduce_scatter_block:recursive_halving",
+      _M + "reduce_scatter_block_intra_recursive_halving.c: MPIR_Reduce_scatter_block_intra_recursive_halving",
+      constraint="commutative operation", note="the same messages as Open MPI's recursive_halving"),
+    A("mpich", "reduce_scatter_block", "nb", "MPIR_Reduce_scatter_block_allcomm_nb", None,
+      _M + "reduce_scatter_block_allcomm_nb.c: MPIR_Reduce_scatter_block_allcomm_nb",
+      status="not expressible: runs MPI_Ireduce_scatter_block and waits; the schedule is whatever "
+             "MPICH's Ireduce_scatter_block selection picks, outside this catalogue"),
+]

@@ -1,0 +1,85 @@
+"""The catalogue as a table: per library and collective, every algorithm with its id, its stdlib
+schedule and its status — what ``tlop catalogue`` prints and the docs page is generated from.
+
+What it does: :func:`rows` lists the catalogue's entries (optionally one collective or library),
+:func:`counts` counts them (schedules and algorithms that cannot be one), :func:`check` verifies
+that every named schedule exists in its stdlib module with the parameters the entry passes.
+
+What it does not do: price anything.
+"""
+
+from __future__ import annotations
+
+from tlop.decisions.catalogue import COLLECTIVES, LIBRARIES, catalogue
+
+__all__ = ["rows", "counts", "check", "HEADER"]
+
+HEADER = ["library", "collective", "algorithm", "id", "stdlib schedule", "parameters searched", "status", "why"]
+
+#: the statuses an entry may have: a schedule, one that could be written but is not yet, or one the
+#: language cannot express (each with its reason after a colon)
+STATUSES = ("schedule", "not written", "not expressible")
+
+
+def status_kind(a) -> str:
+    """``schedule``, ``not written`` or ``not expressible``."""
+    if a.schedule is not None:
+        return "schedule"
+    head = a.status.split(":", 1)[0].strip()
+    return "not written" if head in ("not written", "not done") else head
+
+
+def _searched(a) -> str:
+    return ", ".join(f"{k} ∈ {{{', '.join(str(v) for v in vals)}}}" for k, vals in sorted(a.searched.items()))
+
+
+def rows(collective=None, library=None) -> list:
+    out = []
+    for a in catalogue(collective, library):
+        why = a.status.split(":", 1)[1].strip() if ":" in a.status else ""
+        out.append([a.library, a.collective, a.name, str(a.id), a.schedule or "—", _searched(a) or "—",
+                    status_kind(a) + (f" ({a.constraint})" if a.constraint else ""), why])
+    return out
+
+
+def counts() -> list:
+    """``[collective, openmpi schedules/all, mpich schedules/all]`` per collective, and a total
+    (the algorithms that are not schedules are either not written yet or not expressible:
+    :func:`rows` says which and why)."""
+    out = []
+    tot = {lib: [0, 0] for lib in LIBRARIES}
+    for coll in COLLECTIVES:
+        row = [coll]
+        for lib in LIBRARIES:
+            algs = catalogue(coll, lib)
+            done = sum(a.schedule is not None for a in algs)
+            tot[lib][0] += done
+            tot[lib][1] += len(algs)
+            row.append(f"{done}/{len(algs)}")
+        out.append(row)
+    out.append(["all"] + [f"{tot[lib][0]}/{tot[lib][1]}" for lib in LIBRARIES])
+    return out
+
+
+def check() -> list:
+    """Problems found: a schedule missing from its module, or a fixed/searched parameter the
+    schedule does not take (an empty list when the catalogue is consistent)."""
+    import tlop
+
+    problems = []
+    for a in catalogue():
+        if a.schedule is None:
+            if status_kind(a) not in STATUSES[1:] or ":" not in a.status:
+                problems.append(f"{a.key}: no schedule but status {a.status!r} (expected 'not written: why' or "
+                                f"'not expressible: why')")
+            continue
+        module, _, name = a.schedule.partition(":")
+        m = tlop.load(module)
+        if name not in m:
+            problems.append(f"{a.key}: {a.schedule} does not exist")
+            continue
+        params = {p.name for p in m[name].params}
+        for k in list(a.fixed) + list(a.searched):
+            if k not in params:
+                problems.append(f"{a.key}: {a.schedule} has no parameter {k!r}")
+    return problems
