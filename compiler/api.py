@@ -343,17 +343,43 @@ def _new_evaluation(profile, mapping, P) -> None:
     that needs more than the profile's machine is warned about (:mod:`tlop.runtime.machine`)."""
     from tlop.runtime.machine import check_fits, new_evaluation
 
-    prof = as_profile(profile)
-    if hasattr(prof, "new_evaluation"):
-        prof.new_evaluation()
+    import os
+
+    named = isinstance(profile, (str, os.PathLike))
+    if not named:  # a name or path is loaded afresh by the evaluation: its tables have not warned
+        prof = as_profile(profile)
+        if hasattr(prof, "new_evaluation"):
+            prof.new_evaluation()
     new_evaluation()
     if mapping is not None and P is not None and not isinstance(P, str):
         from tlop.backends.binding import as_mapping
 
         try:
-            check_fits(prof, as_mapping(mapping), P)
-        except (TypeError, ValueError):
-            pass  # arguments binding refuses: its own error follows
+            # a named profile: its metadata without loading the tables again (cached per file state)
+            check_fits(_metadata_of(profile) if named else prof, as_mapping(mapping), P)
+        except (TypeError, ValueError, TlopError):
+            pass  # arguments binding refuses, or the profile cannot be read: their own errors follow
+
+
+def _metadata_of(spec):
+    """A stand-in with the ``name`` and ``metadata`` of the profile named ``spec`` (loaded once
+    per file state: :func:`tlop.backends.tiering._content_key`)."""
+    from types import SimpleNamespace
+
+    from tlop.backends.tiering import _content_key
+
+    key = (str(spec), _content_key(spec))
+    got = _METADATA.get(key)
+    if got is None:
+        prof = as_profile(spec)
+        got = SimpleNamespace(name=prof.name, metadata=dict(prof.metadata))
+        if len(_METADATA) > 64:
+            _METADATA.clear()
+        _METADATA[key] = got
+    return got
+
+
+_METADATA: dict = {}
 
 
 def _check_result(result, name, program, profile, expr, env, mapping=None):

@@ -90,7 +90,8 @@ def test_claim_reader_errors():
 def test_claim_facts_come_from_declarations():
     mod = tlop.load("mod.tlop")
     _, rel, _, ints, facts, types = parse_claim("seq1(P, m) <= seq2(P, m)", mod)
-    assert rel == "<=" and ints == {"P"} and types == {"P": "int", "m": "bytes"}
+    # byte counts are whole numbers (issue 22 item 2), like ints
+    assert rel == "<=" and ints == {"P", "m"} and types == {"P": "int", "m": "bytes"}
     # exactly what binding enforces: P's declared constraint and m's implicit >= 0 (no "P >= 0"
     # for being an int: an int may be negative)
     assert set(facts) == {ir.Bin(">=", ir.Var("P"), ir.Num(1)), ir.Bin(">=", ir.Var("m"), ir.Num(0))}

@@ -103,3 +103,10 @@ def test_demo_says_what_it_extrapolates(capsys):
     assert marked and not [line for line in out.splitlines() if " 4 * " in line]
     assert main(["demo", "-P", "4", "32", "--out-of-grid", "allow"]) == 0
     assert "extrapolated" not in capsys.readouterr().out
+
+
+def test_api_named_profile_beyond_the_machine_warns_each_evaluation():
+    h = tlop.load("taulop/bcast")["binomial"]
+    for _ in range(2):
+        got = _record(lambda: h.evaluate("metropolis", mapping="sequential(8)", P=64, m=1024))
+        assert len([w for w in got if issubclass(w.category, OutOfMachineWarning)]) == 1

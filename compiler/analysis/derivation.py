@@ -164,8 +164,12 @@ def derivation_lines(e, program, profile, unit=None, at=None) -> list:
         gathered = _price(program, profile, terms)
         lines.append(f"A1 (terms of one channel and τ gathered): {text} = {format_time(gathered)}")
         if len(terms) < sum(len(g.terms) for s in e.stages for p in s.phases for g in p.groups):
-            lines.append(f"  (A1 drops the overheads of the later transmissions it gathers: "
-                         f"{format_time(total)} before it)")
+            if gathered <= total:
+                lines.append(f"  (A1 drops the overheads of the later transmissions it gathers: "
+                             f"{format_time(total)} before it)")
+            else:  # on a measured table T(m1) + T(m2) can be less than T(m1 + m2)
+                lines.append(f"  (A1 gathers the transmissions into fewer, larger ones; on this measured table "
+                             f"that costs more, not less: {format_time(total)} before it)")
     return lines
 
 

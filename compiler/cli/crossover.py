@@ -162,6 +162,8 @@ def run(args) -> int:
     label = _label(ptypes, pairs[0][1].module.program, args)
     others = [n for n in grid.names if n != axis]
     swept = [n for n in others if len(axes[n]) > 1]
+    if getattr(args, "json", False) or getattr(args, "csv", None):
+        return _write_data(args, axis, axes, rows, others, swept, labels, excluded, prof, engine)
     print(f"crossover in {axis} of {len(pairs)} algorithms of {', '.join(args.files)} on {prof.name} ({engine})")
     for n, why in excluded:
         print(f"  not compared: {n}: {why}")
@@ -188,4 +190,42 @@ def run(args) -> int:
         fig.savefig(args.plot, format=Path(args.plot).suffix.lower()[1:],
                     metadata={"Date": None} if args.plot.lower().endswith(".svg") else {})
         print(f"wrote {args.plot}")
+    return 0
+
+
+def _write_data(args, axis, axes, rows, others, swept, labels, excluded, prof, engine) -> int:
+    """``--json`` (to stdout) or ``--csv OUT``: each line of the crossover table as data — the
+    values of the other swept parameters, the cheapest algorithm at the first value of ``axis``
+    and every change (``from``: the first value of ``axis`` where ``best`` is cheapest)."""
+    fixed = {n: float(axes[n][0]) for n in others if n not in swept}
+    out_rows = []
+    for values, first, changes in rows:
+        at = {n: float(v) for n, v in zip(others, values) if n in swept}
+        segments = [{"from": float(axes[axis][0]), "best": first}]
+        segments += [{"from": float(v), "best": lab} for v, lab in changes]
+        out_rows.append({"at": at, "segments": segments})
+    if getattr(args, "json", False):
+        from tlop.cli.jsonout import emit
+
+        emit({"crossover": axis, "files": list(args.files), "profile": prof.name, "engine": engine,
+              "algorithms": labels, "not_compared": [{"algorithm": n, "why": why} for n, why in excluded],
+              "fixed": fixed, "rows": out_rows})
+    if getattr(args, "csv", None):
+        import csv
+        import io
+        import sys
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(swept + [f"{axis}_from", "best"])
+        for r in out_rows:
+            for seg in r["segments"]:
+                w.writerow([repr(r["at"][n]) for n in swept] + [repr(seg["from"]), seg["best"] or ""])
+        if args.csv == "-":
+            sys.stdout.write(buf.getvalue())
+        else:
+            with open(args.csv, "w", encoding="utf-8", newline="") as f:
+                f.write(buf.getvalue())
+            if not getattr(args, "json", False):
+                print(f"wrote {args.csv}")
     return 0

@@ -483,7 +483,7 @@ def _outcome_lines(o, label, point, ints, attempt, timeout, types=None):
         return "unknown", [f"unknown: {label}",
                            f"  the solver proposed a counterexample at {at or 'no variables'} that the interpreter "
                            f"did not confirm, so it is not a refutation: {cex.checked.error}"]
-    if "could not decide" in o.detail:
+    if not o.detail or "could not decide" in o.detail:
         return "unknown", [f"unknown: Z3 could not decide {label} within {timeout:g} s per check (counted as a "
                            f"failure; --timeout gives it longer)"]
     return "unknown", [f"unknown: {label}", f"  {o.detail}"]
