@@ -333,7 +333,7 @@ class _Params(tuple):
         return out
 
     def __repr__(self) -> str:
-        from tlop.cli.common import _signature
+        from tlop.display.signature import signature as _signature
 
         return "(" + ", ".join(_signature(p, self._program) for p in self) + ")"
 

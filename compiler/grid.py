@@ -78,7 +78,7 @@ class Grid:
 
     def __repr__(self) -> str:
         """The grid's table as ``tlop sweep`` prints it (at most :data:`MAX_HTML_ROWS` rows)."""
-        from tlop.cli.table import format_table
+        from tlop.display.table import format_table
 
         names = self.names
         if len(names) == 2:
@@ -118,7 +118,7 @@ class Grid:
         """The cost over the one or two swept parameters as a matplotlib figure (that of
         ``tlop sweep --plot``: lines, log axes for geometric values); with ``path`` also written
         there (.svg, .png or .pdf).  Needs matplotlib."""
-        from tlop.cli.plot_grid import sweep_figure, write_figure
+        from tlop.display.plot_grid import sweep_figure, write_figure
 
         fig = sweep_figure(self._caption(), self.names, self.axes, self.values, self._label)
         if path is not None:

@@ -72,6 +72,10 @@ CODES = (
      r"cannot read the platform|is not allowed here|must cost a time|not something to call|call it with arguments|"
      r"must take (exactly )?one|a concurrent transmission item outside|is not a channel-indexed|"
      r"in one algorithm and .+ in another"),
+    ("E031", "tlop tune, audit, tune-check: a library's catalogue, its defaults, a tuning file or a traced MPI run",
+     r"takes the ranges P=… and m=… only|prices the libraries' own algorithms|^'.*': give ranges as P=RANGE|"
+     r"is not in tlop's catalogue|cannot read the tuning file|MPICH reads a JSON selection|"
+     r"the trace log lacks the markers|the traced MPICH run failed|^.+: no such file$"),
     ("E099", "other error", r""),
 )
 

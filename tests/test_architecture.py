@@ -27,6 +27,7 @@ PACKAGES = {
     "tlop.apps": "compiler/apps",
     "tlop.backends": "compiler/backends",
     "tlop.cli": "compiler/cli",
+    "tlop.display": "compiler/display",
     "tlop.runtime": "runtime",
     "tlop.runtime.measure": "runtime/measure",
 }
@@ -43,11 +44,13 @@ LAYERS = (
     ("front end", ("tlop.frontend",)),
     ("lower", ("tlop.lower",)),
     ("back ends", ("tlop.backends",)),
-    ("API", ("tlop.api", "tlop.grid")),
+    ("API", ("tlop.display", "tlop.api", "tlop.grid")),
     # the libraries' algorithms and decisions: selection prices them with the API and the JIT
     ("analyses", ("tlop.analysis", "tlop.decisions")),
     ("applications", ("tlop.apps",)),
     ("command line", ("tlop.cli",)),
+    # the Python API's versions of the commands (tlop.best, tlop.tune …) run the command line's code
+    ("commands from Python", ("tlop.commands",)),
 )
 
 #: old import paths kept for modules that moved (each file only re-exports its new module, so

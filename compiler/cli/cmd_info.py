@@ -77,6 +77,10 @@ EXPLANATIONS = {
              "The message names the sub-expression; check the arguments and the profile's grid.", ""),
     "E041": ("A value outside its domain during evaluation: a negative size, a concurrency that is not "
              "positive, a rank outside 0 … P−1, an empty range.", "Check the arguments at that point.", ""),
+    "E031": ("tlop tune, audit or tune-check cannot use what it was given: an argument that is not a range, "
+             "a library default outside tlop's catalogue, a tuning file that cannot be read, or an MPI run "
+             "whose trace is missing.", "See docs/decisions.rst; tlop catalogue lists the algorithms tlop knows.",
+             "tlop tune taulop/bcast P=4 m=1KiB --collective bcast --mapping sequential(4)"),
     "E042": ("A size limit was reached: terms of a sum, points of a grid (--max-points), the expansion "
              "of a definition, nesting depth.", "Evaluate a smaller grid, or raise --max-points.",
              "tlop sweep taulop/bcast binomial_bcast P=1..100000000 m=1KiB"),

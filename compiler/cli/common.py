@@ -315,22 +315,7 @@ def _check_targets(items):
     return out
 
 
-def _signature(p, program) -> str:
-    """``P: int >= 1`` / ``c: channel = shm`` for a parameter."""
-    from tlop.backends.interp import Interpreter
-
-    out = f"{p.name}: {p.type}" + (f"[{p.per_rank}]" if p.per_rank is not None else "")
-    const = Interpreter(program, None)
-    if p.constraint is not None and p.constraint_span is not None:  # not the implicit "size >= 0"
-        op, bound = p.constraint
-        out += f" {op} {_fmt_value(p.type, const.eval(bound, {}), program)}"
-    if p.default is not None:
-        out += f" = {_fmt_value(p.type, const.eval(p.default, {}), program)}"
-    return out
-
-
-def _fmt_value(ptype, v, program) -> str:
-    return fmt.param_text(ptype, v, program.channels).replace(" ", "")
+from tlop.display.signature import signature as _signature, value_text as _fmt_value  # noqa: E402
 
 
 def _plot_checked(args, command: str) -> bool:

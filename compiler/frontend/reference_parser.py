@@ -161,10 +161,9 @@ def _split_number(text: str):
     return float(num), unit
 
 
-#: the soft words of a channel declaration: ``within node`` / ``between nodes`` and the
-#: contention keys after ``contention``
+#: the soft words of a channel declaration: ``within node`` / ``between nodes``; the contention
+#: keys after ``contention`` are those of the one table (:data:`tlop.ir.taulop.contention.KEYS`)
 CHANNEL_PLACEMENTS = {"within": "node", "between": "nodes"}
-CONTENTION_KEYS = ("node", "dst_node", "src_node", "either", "all")
 
 
 class _Builder(TlopVisitor):
@@ -210,8 +209,10 @@ class _Builder(TlopVisitor):
                 placement = w.text
                 i += 2
             elif w.text == "contention" and contention is None:
-                if nxt is None or nxt.text not in CONTENTION_KEYS:
-                    self.sink.error("'contention' takes one of " + ", ".join(CONTENTION_KEYS),
+                from tlop.ir.taulop import contention as _contention
+
+                if nxt is None or nxt.text not in _contention.KEYS:
+                    self.sink.error("'contention' takes one of " + ", ".join(_contention.KEYS),
                                     _tok_span(self.source, nxt) if nxt is not None else where)
                     return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
                 contention = nxt.text
