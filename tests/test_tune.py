@@ -181,3 +181,17 @@ def test_every_collective_is_tuned_on_the_bundled_profile(capsys):
         (cell,) = t["cells"]
         assert cell["chosen"] is not None, t["collective"]
         assert cell["best"]["cost_s"] > 0 and np.isfinite(cell["best"]["cost_s"])
+
+
+def test_tune_tables_golden(tmp_path, capsys, golden):
+    """The printed decision tables of a small allreduce tuning, and the Open MPI file written with
+    them (the table a user reads is the file that is written)."""
+    from pathlib import Path
+
+    rules = tmp_path / "ar.rules"
+    assert main(["tune", "P=4,8", "m=16B,64KiB,1MiB", "--collective", "allreduce", "--profile", PROFILE,
+                 "--mapping", MAPPING, "--openmpi", str(rules)]) == 0
+    out = capsys.readouterr().out.replace(str(rules), "ar.rules")
+    here = Path(__file__).parent / "golden" / "cli"
+    golden(here / "tune_allreduce.txt", out)
+    golden(here / "tune_allreduce_openmpi.rules", rules.read_text())
