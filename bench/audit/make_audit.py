@@ -3,11 +3,12 @@
 For each profile (metropolis, lusitania, ciemat): ``tlop audit`` over P = 2 … 32 (×2; 32 ranks is
 4 nodes of 8 with ``sequential(8)``), m = 1 B … 4 MiB (×4), every collective and both libraries;
 writes ``<profile>.md`` (per table: how many cells the default costs >= 1.1× the library's best,
-the worst and the geometric mean of the ratio, and the flagged cells) and ``<profile>.json`` here.
+the worst and the geometric mean of the ratio, and the flagged cells) here; with ``--json`` also
+``<profile>.json`` (every cell; not committed: 0.75 MB each).
 The heat maps are not committed (generated pictures stay out of git): ``tlop audit … --plot
 audit.svg`` draws them.
 
-Run: ``python bench/audit/make_audit.py [profile …]``.
+Run: ``python bench/audit/make_audit.py [--json] [profile …]``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def main() -> int:
     from tlop.decisions.defaults import SOURCES
     from tlop.runtime.units import format_size, format_time
 
-    for name in sys.argv[1:] or ["metropolis", "lusitania", "ciemat"]:
+    names = [a for a in sys.argv[1:] if a != "--json"]
+    for name in names or ["metropolis", "lusitania", "ciemat"]:
         profile = tlop.load_profile(name)
         t0 = time.perf_counter()
         tables = audit_tables(list(COLLECTIVES), ["openmpi", "mpich"], profile, as_mapping(MAPPING), "taulop",
@@ -61,10 +63,11 @@ def main() -> int:
                     detail.append(f"| {c.P} | {format_size(c.m)} | {c.default.name} | {format_time(c.default_cost)} | "
                                   f"{c.best.name} {c.best_params or ''} | {format_time(c.best_cost)} | {c.ratio:.2f}× |")
         (HERE / f"{name}.md").write_text("\n".join(lines + detail) + "\n")
-        (HERE / f"{name}.json").write_text(json.dumps(
-            {"profile": name, "mapping": MAPPING, "tables": [{"library": lib, "collective": coll,
-                                                              "cells": as_json(cells)}
-                                                             for (lib, coll), cells in tables.items()]}, indent=1))
+        if "--json" in sys.argv[1:]:
+            (HERE / f"{name}.json").write_text(json.dumps(
+                {"profile": name, "mapping": MAPPING, "tables": [{"library": lib, "collective": coll,
+                                                                  "cells": as_json(cells)}
+                                                                 for (lib, coll), cells in tables.items()]}, indent=1))
         print(f"{name}: {took:.0f} s", flush=True)
     return 0
 
