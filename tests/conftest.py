@@ -132,3 +132,34 @@ def replace_any_value(data, which: int, value):
     node, key = slots[which % len(slots)]
     node[key] = value
     return data
+
+
+#: parametrised tests whose full case sets are long (a real MPI launch per case, or every catalogue
+#: schedule priced on a grid): by default every k-th case runs — a fixed sample that covers every
+#: collective, since the cases are listed collective by collective — and the others are marked
+#: ``slow`` (``pytest -m slow`` runs them; ``-m "slow or not slow"`` runs everything)
+SAMPLED = {
+    "test_open_mpi_sends_the_messages_of_the_schedule": 3,
+    "test_mpich_sends_the_messages_of_the_schedule": 3,
+    "test_open_mpi_sends_the_schedules_messages": 3,
+    "test_mpich_sends_the_schedules_messages": 3,
+    "test_every_schedule_prices_to_a_finite_positive_cost": 3,
+    "test_every_schedule_evaluates_in_taulop": 2,
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    seen: dict = {}
+    for item in items:
+        k = SAMPLED.get(getattr(item, "originalname", ""))
+        if k is None:
+            continue
+        i = seen[item.originalname] = seen.get(item.originalname, -1) + 1
+        if i % k:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_report_header(config):
+    return ("sampled by default (every k-th case; the rest under -m slow): "
+            + ", ".join(f"{name} 1/{k}" for name, k in SAMPLED.items()))
