@@ -56,6 +56,8 @@ BUNDLED = {
             "machine": ("Metropolis: 4 nodes x 8 cores (two 2.4 GHz Intel Xeon E5620 per node, "
                         "hyperthreading disabled, shared 12 MB L3), 10 Gigabit Ethernet through "
                         "a switch, and InfiniBand; Linux 2.6.32"),
+            "nodes": 4,
+            "cores_per_node": 8,
             "description": ("tau-Lop tables of the Metropolis cluster (shared memory, TCP over "
                             "10 GbE, InfiniBand); 8 concurrency columns, tau = 1..8"),
             "source": (_LIBTAULOP.format(name="metropolis") + ". Machine: 002 sec. 6 (4 nodes x 8 "
@@ -74,6 +76,8 @@ BUNDLED = {
             "machine": ("Lusitania: HP Superdome sx2000 ccNUMA, 64 dual-core Intel Itanium2 "
                         "Montvale 9140N (128 cores in 16 UMA nodes, private 9 MB L3); "
                         "Linux 2.6.16"),
+            "nodes": 16,
+            "cores_per_node": 8,
             "description": ("tau-Lop tables of the Lusitania 128-core ccNUMA SMP; 20 "
                             "concurrency columns, tau = 1..20"),
             "source": (_LIBTAULOP.format(name="lusitania") + ". Machine: 002 sec. 6, where it "

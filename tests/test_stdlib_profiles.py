@@ -9,7 +9,10 @@ from tlop.frontend.loader import stdlib_modules
 from tlop.runtime.profile import bundled_profiles
 
 PROFILES = sorted(bundled_profiles())
-SAMPLE = {"P": 8, "Q": 4, "m": 65536, "counts": [1024, 65536, 0, 4096, 7, 65536, 1, 2], "S": 8192, "s": 8192, "seg": 8192, "n": 10, "N": 4, "G": 4, "C": 6, "ppn": 6, "c": "shm", "b": 1024, "gamma": 8, "l": 5e-5, "W": 1.25e7}
+SAMPLE = {"P": 8, "Q": 4, "m": 65536, "counts": [1024, 65536, 0, 4096, 7, 65536, 1, 2], "S": 8192, "s": 8192, "seg": 8192, "n": 10, "N": 4, "G": 4, "C": 6, "ppn": 6, "c": "shm", "b": 1024, "gamma": 8, "l": 5e-5, "W": 1.25e7, "k": 3, "cap": 1}
+#: helper schedules of stdlib/coll that are parts of library algorithms, not algorithms themselves
+#: (a fold that moves nothing when P is a power of two costs 0 s)
+PARTS = {("coll/reduce_scatter_block", "rs_fold_in"), ("coll/reduce_scatter", "rs_fold_in")}
 CASES = [(mod, alg) for mod in stdlib_modules() for alg in tlop.load(mod).own_algorithms]
 
 
@@ -32,8 +35,11 @@ def test_evaluates(mod, alg, profile):
     if any(isinstance(n, ir.ConfigRef) for n in ir.walk_unique(handle.ir.body)):
         return  # reads a configuration (--config): tests/test_configs.py
     args = {p.name: SAMPLE[p.name] for p in handle.params if p.default is None}
-    value = handle.evaluate(prof, mapping=tlop.sequential(4) if handle.over else None, **args)
-    assert math.isfinite(value) and value > 0
+    mapping = tlop.sequential(4) if handle.over else None
+    value = handle.evaluate(prof, mapping=mapping, invalid="nan", **args)
+    if math.isnan(value) and "P" in args:  # refused by its where clause at P = 8 (two_proc: P = 2 only)
+        value = handle.evaluate(prof, mapping=mapping, **{**args, "P": 2})
+    assert math.isfinite(value) and (value >= 0 if (mod, alg) in PARTS else value > 0)
 
 
 def test_every_algorithm_applies_to_some_bundled_profile():

@@ -161,9 +161,12 @@ def _split_number(text: str):
     return float(num), unit
 
 
-#: the soft words of a channel declaration: ``within node`` / ``between nodes``; the contention
-#: keys after ``contention`` are those of the one table (:data:`tlop.ir.taulop.contention.KEYS`)
+#: the soft words of a channel declaration: ``within node`` / ``between nodes`` and the
+#: contention keys after ``contention`` — the keys of the one table
+#: (:data:`tlop.ir.taulop.contention.KEYS`, which imports numpy: the parser does not import it, and
+#: tests/test_contention_keys.py holds the two equal)
 CHANNEL_PLACEMENTS = {"within": "node", "between": "nodes"}
+CONTENTION_KEYS = ("node", "dst_node", "src_node", "either", "all")
 
 
 class _Builder(TlopVisitor):
@@ -209,10 +212,8 @@ class _Builder(TlopVisitor):
                 placement = w.text
                 i += 2
             elif w.text == "contention" and contention is None:
-                from tlop.ir.taulop import contention as _contention
-
-                if nxt is None or nxt.text not in _contention.KEYS:
-                    self.sink.error("'contention' takes one of " + ", ".join(_contention.KEYS),
+                if nxt is None or nxt.text not in CONTENTION_KEYS:
+                    self.sink.error("'contention' takes one of " + ", ".join(CONTENTION_KEYS),
                                     _tok_span(self.source, nxt) if nxt is not None else where)
                     return A.ChannelDecl(ctx.name.text, span=self.sp(ctx))
                 contention = nxt.text
