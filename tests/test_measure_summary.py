@@ -10,7 +10,7 @@ from tlop.runtime.measure.store import read_records
 from tlop.runtime.measure.summary import SANE_FACTOR, fit_warnings, osu_tables
 
 PROFILES = Path(__file__).resolve().parent.parent / "stdlib" / "profiles"
-SAMPLES = PROFILES / "localhost-example.samples.jsonl"
+SAMPLES = Path(__file__).parent / "data" / "localhost-example.samples.jsonl"  # test data, not shipped
 
 
 @pytest.fixture(scope="module")

@@ -119,9 +119,17 @@ def _forcing(key: str, family: str, P: int):
 
 
 def _module_key(f: str) -> str:
-    from tlop.cli.tune import _module_key as key
+    """The stdlib short name of a module file (``taulop/bcast``), else its stem."""
+    from pathlib import Path
 
-    return key(f)
+    from tlop.frontend.loader import resolve_path
+
+    path = Path(resolve_path(f)).resolve()
+    parts = path.with_suffix("").parts
+    if "stdlib" in parts:
+        i = len(parts) - 1 - parts[::-1].index("stdlib")
+        return "/".join(parts[i + 1:])
+    return path.stem
 
 
 def _cells(args, targets, ranges, profile, family="mpich"):

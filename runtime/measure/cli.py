@@ -509,16 +509,23 @@ def print_summary(samples: Path, out: Path, quiet: bool) -> None:
     and the fitted parameters the raw samples contradict (warnings on stderr, always)."""
     from tlop.runtime.measure.summary import fit_warnings, osu_tables
 
+    def show(text: str, stream) -> None:
+        try:  # a reader that went away (`tlop measure … | head -1`) loses the text, not the run
+            print(text, file=stream)
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
     records = list(read_records(samples))
     table = osu_tables(records)
     if table and not quiet:
-        print("\n" + table)
+        show("\n" + table, sys.stdout)
     try:
         scalars = json.loads(Path(out).read_text(encoding="utf-8")).get("scalars") or {}
     except (OSError, ValueError):
         scalars = {}
     for w in fit_warnings(scalars, records):
-        print(f"tlop measure: warning: {printable(w)}", file=sys.stderr)
+        show(f"tlop measure: warning: {printable(w)}", sys.stderr)
 
 
 def print_warnings(prof) -> None:
