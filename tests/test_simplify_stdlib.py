@@ -12,9 +12,12 @@ from tlop.analysis.prove import simplify_validated
 #: proves symbolically by reduction congruence (tlop.analysis.smt.Encoder._same_reduction) in
 #: under a second; before, unrolling took about ten minutes (and summa_hloggp fell back)
 MODULES = list(stdlib_modules())
+#: the libraries' catalogues (stdlib/coll: ~130 schedules, many with nested tree arithmetic) take
+#: minutes each to validate: they run under ``-m slow``
+CASES = [pytest.param(n, marks=pytest.mark.slow) if n.startswith("coll/") else n for n in MODULES]
 
 
-@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("name", CASES)
 def test_stdlib_module_validates(name):
     program = tlop.load(name).program
     for alg in program.algorithms.values():

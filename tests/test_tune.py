@@ -140,7 +140,7 @@ def test_an_unpriced_default_is_never_overridden(monkeypatch):
     from tlop.backends.binding import as_mapping
 
     unpriced = next(a for a in catalogue("bcast", "mpich") if a.schedule is None)
-    monkeypatch.setattr(tune_mod, "_default_of", lambda lib, coll: (lambda P, m: (unpriced.id, {})))
+    monkeypatch.setattr(tune_mod, "_default_of", lambda lib, coll, mapping=None: (lambda P, m: (unpriced.id, {})))
     result = tune(["bcast"], ["mpich"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", [4], [4096.0])
     (c,) = result[("mpich", "bcast")]
     assert c.chosen is c.default and math.isinf(c.default.cost) and "not priced" in c.note

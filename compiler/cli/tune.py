@@ -108,11 +108,12 @@ def _mapping(args, profile):
     return None, "sequential(P) (every rank on one node: the profile has no network channel)"
 
 
-def _default_of(library: str, collective: str):
-    """``(P, m) -> (name, params)``: the library's built-in decision (tlop.decisions.defaults)."""
+def _default_of(library: str, collective: str, mapping=None):
+    """``(P, m) -> (name, params)``: the library's built-in decision (tlop.decisions.defaults),
+    for ranks placed by ``mapping`` (MPICH's tree reads the node layout)."""
     from tlop.decisions.defaults import default_decision
 
-    return lambda P, m: default_decision(library, collective, P, m)
+    return lambda P, m: default_decision(library, collective, P, m, mapping=mapping)
 
 
 def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, min_gain=1.1, defaults=True):
@@ -126,13 +127,14 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
             if mapping is None:  # one node: each P its own sequential(P)
                 cells = []
                 for P in Ps:
-                    pricer = Pricer(profile, as_mapping(f"sequential({P})"), model)
+                    one_node = as_mapping(f"sequential({P})")
+                    pricer = Pricer(profile, one_node, model)
                     cells += select(library, collective, pricer, [P], ms, only=only, min_gain=min_gain,
-                                    default_of=_default_of(library, collective) if defaults else None)
+                                    default_of=_default_of(library, collective, one_node) if defaults else None)
             else:
                 pricer = Pricer(profile, mapping, model)
                 cells = select(library, collective, pricer, Ps, ms, only=only, min_gain=min_gain,
-                               default_of=_default_of(library, collective) if defaults else None)
+                               default_of=_default_of(library, collective, mapping) if defaults else None)
             out[(library, collective)] = cells
     return out
 
