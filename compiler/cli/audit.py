@@ -73,12 +73,9 @@ def audit_tables(collectives, libraries, profile, mapping, model, Ps, ms) -> dic
 
 
 def run(args) -> int:
-    from tlop.api import load
-    from tlop.cli.ranges import parse_range
     from tlop.cli.table import print_table
-    from tlop.cli.tune import LIBRARY_TITLES, _collectives, _libraries, _mapping
+    from tlop.cli.tune import LIBRARY_TITLES, setting
     from tlop.decisions.audit import as_json
-    from tlop.runtime.profile import default_model, default_profile, load_profile
     from tlop.runtime.units import format_size, format_time
 
     raw = {}
@@ -99,16 +96,7 @@ def run(args) -> int:
         check_target(args.plot)
         if not have_matplotlib():
             raise TlopError("--plot needs matplotlib: pip install 'tlop[plot]'")
-    collectives = _collectives(args.collective)
-    libraries = _libraries(args.library)
-    profile = default_profile() if args.profile is None else load_profile(args.profile)
-    model = args.model or default_model(profile)
-    mapping, mapping_text = _mapping(args, profile)
-    program = load("coll/bcast", model=model).program
-    Ps = [int(p) for p in parse_range("P", raw["P"], "int", program, 4096)]
-    ms = [int(m) for m in parse_range("m", raw["m"], "bytes", program, 4096)]
-    if any(P < 2 for P in Ps):
-        raise TlopError("P: the audit needs communicators of at least 2 ranks")
+    collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "the audit")
     tables = audit_tables(collectives, libraries, profile, mapping, model, Ps, ms)
     doc = {"profile": profile.name, "mapping": mapping_text, "model": model, "threshold": args.threshold,
            "tables": [{"library": lib, "collective": coll, "cells": as_json(cells, args.threshold)}

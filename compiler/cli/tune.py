@@ -31,7 +31,7 @@ import sys
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.text import printable
 
-__all__ = ["add_arguments", "run", "tune", "LIBRARY_TITLES"]
+__all__ = ["add_arguments", "run", "tune", "setting", "LIBRARY_TITLES"]
 
 LIBRARY_TITLES = {"openmpi": "Open MPI 5.0 coll/tuned", "mpich": "MPICH 4.x collective selection"}
 
@@ -181,10 +181,28 @@ def _json(result, profile, mapping_text, model):
     return out
 
 
-def run(args) -> int:
+def setting(args, raw: dict, what: str):
+    """What ``tlop tune`` and ``tlop audit`` share: ``(collectives, libraries, profile, model,
+    mapping, its text, Ps, ms)`` from their options and the ranges ``raw`` (``{"P": …, "m": …}``)."""
+    from tlop.api import load
     from tlop.cli.ranges import parse_range
-    from tlop.cli.table import print_table
     from tlop.runtime.profile import default_model, default_profile, load_profile
+
+    collectives = _collectives(args.collective)
+    libraries = _libraries(args.library)
+    profile = default_profile() if args.profile is None else load_profile(args.profile)
+    model = args.model or default_model(profile)
+    mapping, mapping_text = _mapping(args, profile)
+    program = load("coll/bcast", model=model).program
+    Ps = [int(p) for p in parse_range("P", raw["P"], "int", program, 4096)]
+    ms = [int(m) for m in parse_range("m", raw["m"], "bytes", program, 4096)]
+    if any(P < 2 for P in Ps):
+        raise TlopError(f"P: {what} needs communicators of at least 2 ranks")
+    return collectives, libraries, profile, model, mapping, mapping_text, Ps, ms
+
+
+def run(args) -> int:
+    from tlop.cli.table import print_table
 
     raw = {}
     for a in args.items:
@@ -200,18 +218,8 @@ def run(args) -> int:
         raise TlopError("give the ranges to tune over, e.g. P=2..64:x2 m=1KiB..4MiB:x4")
     if not (args.min_gain >= 1.0) or not math.isfinite(args.min_gain):
         raise TlopError(f"--min-gain {args.min_gain}: expected a number >= 1")
-    collectives = _collectives(args.collective)
-    libraries = _libraries(args.library)
-    profile = default_profile() if args.profile is None else load_profile(args.profile)
-    model = args.model or default_model(profile)
-    mapping, mapping_text = _mapping(args, profile)
-    from tlop.api import load
-
-    program = load("coll/bcast", model=model).program
-    Ps = [int(p) for p in parse_range("P", raw["P"], "int", program, 4096)]
-    ms = [float(m) for m in parse_range("m", raw["m"], "bytes", program, 4096)]
-    if any(P < 2 for P in Ps):
-        raise TlopError("P: tuning needs communicators of at least 2 ranks")
+    collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning")
+    ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults)
     from tlop.decisions.selection import MAX_SEGMENTS
