@@ -195,3 +195,16 @@ def test_tune_tables_golden(tmp_path, capsys, golden):
     here = Path(__file__).parent / "golden" / "cli"
     golden(here / "tune_allreduce.txt", out)
     golden(here / "tune_allreduce_openmpi.rules", rules.read_text())
+
+
+def test_best_leaves_closed_forms_out_of_a_comparison_over_a_mapping(capsys):
+    """Issue 21: a closed form priced on one channel does not compete with schedules spread over
+    --mapping's nodes; it is named among the algorithms not compared, with the reason."""
+    assert main(["best", "taulop/bcast", "P=8,16", "m=1KiB", "--mapping", "sequential(4)"]) == 0
+    out = capsys.readouterr().out
+    assert "not compared: binomial_bcast: takes no process mapping" in out
+    rows = [l.split() for l in out.splitlines() if l.split() and l.split()[0] in ("8", "16")]
+    assert rows and all(r[2] in ("binomial", "binomial_openmpi", "linear") for r in rows)
+    assert main(["best", "taulop/bcast", "P=8,16", "m=1KiB", "--only", "binomial_bcast", "--only",
+                 "linear_bcast"]) == 0  # without a mapping, closed forms compare among themselves
+    assert "binomial_bcast" in capsys.readouterr().out

@@ -54,6 +54,14 @@ def _best_candidates(args, prof, raw):
             excluded.append((label, "runs over a process mapping: give --mapping"))
         else:
             candidates.append((label, h))
+    if args.mapping is not None and any(h.ir.over is not None for _, h in candidates):
+        # only candidates priced over the same mapping compete: a closed form that takes no
+        # mapping prices every transfer on the channels its arguments name, not on --mapping's
+        mapped = [(label, h) for label, h in candidates if h.ir.over is not None]
+        excluded += [(label, "takes no process mapping (a closed form priced on the channels its arguments "
+                             "name): left out of a comparison over --mapping")
+                     for label, h in candidates if h.ir.over is None]
+        candidates = mapped
     return candidates, excluded
 
 
