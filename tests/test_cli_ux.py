@@ -179,17 +179,14 @@ def test_ranges_say_what_they_produced(capsys, golden):
 
 
 def test_the_suggestion_test_is_the_languages():
-    """runtime/suggest.close is the rule of the elaborator's _close (kept in tlop.runtime, which
-    must not import the front end): the same answer on a sample of pairs."""
-    import itertools
-
+    """One 'did you mean' rule: the elaborator's is runtime/suggest.close itself (the runtime
+    cannot import the front end, so the front end imports it), and it means one edit apart."""
     from tlop.frontend.elaborate import _close
     from tlop.runtime.suggest import close
 
-    words = ["P", "p", "m", "mb", "MB", "MiB", "binomial", "binomal", "binomiall", "bnomial", "ring", "rign",
-             "taulop/bcast", "taulop/bcat", "S", "s", "seg", "sg", "", "ab", "ba"]
-    for a, b in itertools.product(words, repeat=2):
-        assert close(a, b) == _close(a, b), (a, b)
+    assert _close is close
+    assert close("binomal", "binomial") and close("rng", "ring") and not close("rign", "ring") and close("mb", "MB")
+    assert not close("ring", "ring") and not close("P", "seg") and not close("bnomia", "binomial")
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from tlop.frontend import ast as A
 from tlop import ir
 from tlop.ir import types as T
 from tlop.ir.types import Type, TypeRuleError
+from tlop.runtime.suggest import close
 from tlop.runtime.diagnostics import DiagnosticSink, Span
 from tlop.frontend.loader import LoadedModule
 from tlop.frontend.transmission_cycles import check_transmission_cycles
@@ -1036,19 +1037,8 @@ def _edit_keys(name: str) -> set:
     return {low} | {low[:i] + low[i + 1:] for i in range(len(low))}
 
 
-def _close(a: str, b: str) -> bool:
-    """A cheap 'did you mean': same letters up to one edit, or case-insensitive equal."""
-    if a == b:
-        return False
-    if a.lower() == b.lower():
-        return True
-    if abs(len(a) - len(b)) > 1 or max(len(a), len(b)) < 2:
-        return False
-    # one substitution, insertion or deletion
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]
+#: the language's 'did you mean' test (one edit apart, or equal ignoring case): the command line's too
+_close = close
 
 
 @dataclass

@@ -147,26 +147,12 @@ def main(argv=None) -> int:
     from mpi4py import MPI
 
     from tlop.runtime.measure.engine import Watchdog, adaptive, adaptive_pair
-    from tlop.runtime.measure.stats import Rule, summarize
-    from tlop.runtime.measure.store import SampleStore, compact, done_keys, read_records
-    from tlop.runtime.measure.worker import watch_launcher
+    from tlop.runtime.measure.stats import summarize
+    from tlop.runtime.measure.store import compact
+    from tlop.runtime.measure.worker import start_job
 
     argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0], encoding="utf-8") as f:
-        job = json.load(f)
-    if job.get("version") != JOB_VERSION:
-        raise SystemExit(f"schedrun: {argv[0]}: not a version-{JOB_VERSION} job")
-    watch_launcher()
-    comm = MPI.COMM_WORLD
-    rank = comm.Get_rank()
-    rule = Rule(**job["rule"])
-    store = None
-    if rank == 0:
-        store = SampleStore(job["samples"])
-        done = done_keys(read_records(job["samples"]))
-    else:
-        done = None
-    done = comm.bcast(done, root=0)
+    job, comm, rank, rule, store, done = start_job(argv, JOB_VERSION, "schedrun")
     todo = [c for c in job["cells"] if c["key"] not in done or c.get("paired", {}).get("key", c["key"]) not in done]
     if rank == 0:
         _emit(event="plan", todo=len(todo), total=len(job["cells"]))

@@ -184,23 +184,13 @@ def main(argv=None) -> int:
     from mpi4py import MPI
 
     from tlop.runtime.measure.engine import Watchdog, adaptive
-    from tlop.runtime.measure.stats import Rule, summarize
-    from tlop.runtime.measure.store import SampleStore, compact, done_keys, read_records
+    from tlop.runtime.measure.stats import summarize
+    from tlop.runtime.measure.store import compact
     from tlop.runtime.measure.window import windowed
-    from tlop.runtime.measure.worker import watch_launcher
+    from tlop.runtime.measure.worker import start_job
 
     argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0], encoding="utf-8") as f:
-        job = json.load(f)
-    if job.get("version") != JOB_VERSION:
-        raise SystemExit(f"tunecheck: {argv[0]}: not a version-{JOB_VERSION} job")
-    watch_launcher()
-    comm = MPI.COMM_WORLD
-    rank = comm.Get_rank()
-    rule = Rule(**job["rule"])
-    store = SampleStore(job["samples"]) if rank == 0 else None
-    done = done_keys(read_records(job["samples"])) if rank == 0 else None
-    done = comm.bcast(done, root=0)
+    job, comm, rank, rule, store, done = start_job(argv, JOB_VERSION, "tunecheck")
     record = _run_record(MPI, comm, job)
     todo = [c for c in job["cells"] if c["key"] not in done]
     if rank == 0:

@@ -41,7 +41,7 @@ from tlop.runtime.measure.stats import summarize
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.measure.store import SampleStore, done_keys, point_record, read_records
 
-__all__ = ["run_worker", "watch_launcher", "process_start", "LAUNCHER_ENV", "EVENT_PREFIX", "ENV_PREFIXES"]
+__all__ = ["run_worker", "start_job", "watch_launcher", "process_start", "LAUNCHER_ENV", "EVENT_PREFIX", "ENV_PREFIXES"]
 
 EVENT_PREFIX = "@@tlop "
 #: environment variables recorded in the metadata (they change what MPI does)
@@ -148,6 +148,30 @@ def watch_launcher(environ=None) -> bool:
 
     threading.Thread(target=wait, name="tlop-launcher-watch", daemon=True).start()
     return True
+
+
+def start_job(argv, version: int, who: str):
+    """What every rank of a job launched by tlop does first (``schedrun``, ``tunecheck``): read
+    the job file ``argv[0]`` (refusing another version), watch the launcher, and agree on the
+    keys already measured.  Returns ``(job, comm, rank, rule, store, done)``: ``store`` the
+    sample store on rank 0 (None elsewhere), ``done`` the finished keys on every rank."""
+    import json
+
+    from mpi4py import MPI
+
+    from tlop.runtime.measure.stats import Rule
+    from tlop.runtime.measure.store import SampleStore, done_keys, read_records
+
+    with open(argv[0], encoding="utf-8") as f:
+        job = json.load(f)
+    if job.get("version") != version:
+        raise SystemExit(f"{who}: {argv[0]}: not a version-{version} job")
+    watch_launcher()
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    store = SampleStore(job["samples"]) if rank == 0 else None
+    done = done_keys(read_records(job["samples"])) if rank == 0 else None
+    return job, comm, rank, Rule(**job["rule"]), store, comm.bcast(done, root=0)
 
 
 def _timer_metadata(MPI) -> dict:
