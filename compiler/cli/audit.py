@@ -56,12 +56,16 @@ def audit_tables(collectives, libraries, profile, mapping, model, Ps, ms) -> dic
     from tlop.decisions.audit import audit
     from tlop.decisions.selection import Pricer
 
+    pricers: dict = {}  # one per placement, shared by every collective and library
     out = {}
     for collective in collectives:
         for library in libraries:
             cells = []
             for P in Ps:
-                pricer = Pricer(profile, mapping if mapping is not None else as_mapping(f"sequential({P})"), model)
+                placement = mapping if mapping is not None else as_mapping(f"sequential({P})")
+                if placement not in pricers:
+                    pricers[placement] = Pricer(profile, placement, model)
+                pricer = pricers[placement]
 
                 def price(alg, params, P_, ms_, pricer=pricer):
                     return pricer.price(alg, P_, np.asarray(ms_, dtype=float), dict(params))

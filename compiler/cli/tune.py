@@ -121,6 +121,15 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
     from tlop.backends.binding import as_mapping
     from tlop.decisions.selection import Pricer, select
 
+    # one pricer per placement, shared by every collective and library: the schedules both
+    # libraries run (and their compiled evaluators) are priced once
+    pricers: dict = {}
+
+    def pricer_for(placement):
+        if placement not in pricers:
+            pricers[placement] = Pricer(profile, placement, model)
+        return pricers[placement]
+
     out = {}
     for collective in collectives:
         for library in libraries:
@@ -128,12 +137,10 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
                 cells = []
                 for P in Ps:
                     one_node = as_mapping(f"sequential({P})")
-                    pricer = Pricer(profile, one_node, model)
-                    cells += select(library, collective, pricer, [P], ms, only=only, min_gain=min_gain,
+                    cells += select(library, collective, pricer_for(one_node), [P], ms, only=only, min_gain=min_gain,
                                     default_of=_default_of(library, collective, one_node) if defaults else None)
             else:
-                pricer = Pricer(profile, mapping, model)
-                cells = select(library, collective, pricer, Ps, ms, only=only, min_gain=min_gain,
+                cells = select(library, collective, pricer_for(mapping), Ps, ms, only=only, min_gain=min_gain,
                                default_of=_default_of(library, collective, mapping) if defaults else None)
             out[(library, collective)] = cells
     return out
