@@ -87,13 +87,18 @@ def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) 
 
 
 def _check_schedule_compilable(alg: tir.Algorithm, program: Optional[tir.Program]) -> None:
-    from tlop.backends.dataflow import DATAFLOW_MODELS
+    from tlop.backends.dataflow_names import DATAFLOW_MODELS
 
     model = program.model if program is not None else ""
     if model in DATAFLOW_MODELS:
-        raise NotCompilable(f"'{alg.name}' has a schedule in {model} (a dataflow program), which the JIT does "
-                            f"not compile; the interpreter evaluates it (--engine interp, or "
-                            f"AlgorithmHandle.evaluate)", alg.span)
+        # a dataflow program (tlop.backends.jit.dataflowgen), unless its composition is one the
+        # interpreter refuses (it reports the error)
+        from tlop.backends.jit.dataflowgen import composition_problem
+
+        err = composition_problem(alg, model)
+        if err is not None:
+            raise NotCompilable(f"'{alg.name}': {err.diagnostics[0].message}; the interpreter "
+                                f"reports it (--engine interp)", alg.span)
     if alg.over is None:
         raise NotCompilable(f"'{alg.name}' has a schedule but no process mapping ('over map: mapping'); the "
                             f"interpreter reports what is missing", alg.span)
@@ -572,6 +577,8 @@ class CodeGen(ExprFunctor):
         return self.fail() if v is None else v
 
     def gen_Bin(self, e, env, conc):
+        if e.op in ("+", "*") and self.dataflow_program(e):
+            return self.dataflows().cost(e, env, conc)
         b = self.b
         x = self.gen(e.lhs, env, conc)
         y = self.gen(e.rhs, env, conc)
@@ -771,6 +778,8 @@ class CodeGen(ExprFunctor):
         return self.gen(e.body, inner, conc)
 
     def gen_Reduce(self, e, env, conc):
+        if e.kind == "sum" and self.dataflow_program(e):
+            return self.dataflows().cost(e, env, conc)
         b = self.b
         lo = self.gen(e.lo, env, conc)
         hi = self.gen(e.hi, env, conc)
@@ -1009,7 +1018,28 @@ class CodeGen(ExprFunctor):
         return self._stagegen
 
     def gen_Stage(self, e, env, conc):
+        if self.dataflow_program(e):
+            return self.dataflows().cost(e, env, conc)
         return self.stages().gen_Stage(e, env, conc)
+
+    def dataflow_program(self, e) -> bool:
+        """Whether ``e`` is the root of a schedule program in a dataflow model (LogGP, pLogP,
+        LogGPH: the interpreter's ``_schedule_program``): a stage, or a ``+``/``*``/``sum`` holding one."""
+        from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
+        if self.program.model not in DATAFLOW_MODELS:
+            return False
+        from tlop.backends.dataflow import holds_stage
+
+        return holds_stage(e)
+
+    def dataflows(self):
+        """The dataflow program generator (:mod:`tlop.backends.jit.dataflowgen`), made on first use."""
+        if getattr(self, "_dataflowgen", None) is None:
+            from tlop.backends.jit.dataflowgen import DataflowGen
+
+            self._dataflowgen = DataflowGen(self)
+        return self._dataflowgen
 
     def gen_NodeOf(self, e, env, conc):
         return self.stages().gen_NodeOf(e, env, conc)
