@@ -73,20 +73,14 @@ def test_stdlib_agreement(module, name):
     program = mod.program
     alg = program.algorithms[name]
     mappings = [None]
-    if any(p.per_rank for p in alg.params) and program.model == "taulop":
+    if any(p.per_rank for p in alg.params):
         # a per-rank argument (gatherv's counts): refused cleanly, the interpreter evaluates it
         from tlop.backends.jit import NotCompilable
         with pytest.raises(NotCompilable, match="per-rank argument"):
             compile_algorithm(program, name, _profiles_for(module)[0], mapping="sequential(4)")
         return
     if ir.has_schedule(alg.body):
-        if program.model != "taulop":
-            # dataflow schedules (LogGP, pLogP) are not compiled: the JIT says so cleanly
-            from tlop.backends.jit import NotCompilable
-            with pytest.raises(NotCompilable, match="has a schedule"):
-                compile_algorithm(program, name, _profiles_for(module)[0], mapping="sequential(4)")
-            return
-        # τ-Lop schedules: every kind of mapping
+        # τ-Lop schedules and dataflow programs (LogGP, pLogP): every kind of mapping
         from tlop.runtime.mapping import layout_from_dict
         mappings = [tlop.sequential(4), tlop.round_robin(3),
                     layout_from_dict({"tlop_layout": 1, "ranks": [{"node": k % 3} for k in range(13)]})]

@@ -298,8 +298,14 @@ def test_the_jit_compiles_taulop_schedules_and_the_cli_chooses(capsys):
         AG["ring"].compile("metropolis")
     ev = AG["ring"].compile("metropolis", mapping="sequential(4)")
     assert ev(P=8, m=1024.0) == AG["ring"].evaluate("metropolis", P=8, m=1024.0, mapping="sequential(4)")
-    with pytest.raises(NotCompilable, match="has a schedule in loggp"):
-        tlop.load("loggp/bcast")["binomial"].compile(None, mapping="sequential(4)")
+    with pytest.raises(NotCompilable, match="no process mapping"):  # a schedule needs one
+        tlop.loads('import "taulop/platform.tlop"\nalgorithm s(P: int >= 1) = stage { send 0 -> 0 : 1B }',
+                   "nomap.tlop")["s"].compile("metropolis")
+    # a LogGP schedule is a dataflow program: compiled too (tests/test_jit_dataflow.py)
+    lb = tlop.load("loggp/bcast")["binomial"]
+    loggp = tlop.load_profile("localhost-example")
+    assert lb.compile(loggp, mapping="sequential(4)")(P=8, m=1024.0) == \
+        pytest.approx(lb.evaluate(loggp, P=8, m=1024.0, mapping="sequential(4)), rel=1e-12)
     assert main(["sweep", "taulop/allgather", "ring", "P=4,8", "m=1KiB", "--mapping", "sequential(4)"]) == 0
     out = capsys.readouterr().out
     assert "(interp)" in out

@@ -15,7 +15,11 @@ evaluation runs:
   else ``sum i in lo .. hi: 1 + C(i)`` (one loop over the outer range only: a triangular
   nest is counted in O(outer), not O(total));
 * a ``sum`` of a schedule that does not depend on its index runs its body once (the engines'
-  rule), so it counts ``n`` plus the body's count;
+  rule), so it counts ``n`` plus the body's count — except in a dataflow model (LogGP, pLogP,
+  LogGPH: ``term_count(e, dataflow=True)``), where the clocks carry over and every term runs its
+  stages, and where a repetition ``n * program`` runs its program ``n`` times: it counts
+  ``n · (1 + C)`` like a ``sum`` (so ``sum i in 1 .. k: sum j in 1 .. k: stage {…}`` is k²
+  stages, refused beyond the budget instead of running for hours);
 * ``if`` counts its test and the branch taken; ``let`` its bindings and its body (with the
   bindings the body's count needs); every other node the sum of its children's counts.
   Schedule stages count nothing here (a stage is limited to
@@ -44,6 +48,11 @@ __all__ = ["term_count", "count_terms", "over_budget_error"]
 
 _N, _ONE, _ZERO = ir.Num, ir.Num(1.0), ir.Num(0.0)
 _CACHE: dict = {}
+_DATAFLOW = "dataflow"  # the memo's flag: count as a dataflow model runs its schedules
+
+
+def _holds_stage(e: ir.Expr) -> bool:
+    return any(isinstance(n, ir.Stage) for n in ir.walk(e))
 
 
 def _count_outer(x, memo):
@@ -87,7 +96,8 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
         n = _terms(e)
         inner = _count(e.body)
         bounds = _add(_count(e.lo), _count(e.hi))
-        if e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body):
+        if e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body) and \
+                not memo.get(_DATAFLOW):
             own = n if inner is None else _add(n, ir.Cond(ir.Bin(">=", n, _ONE), inner, _ZERO))
         elif inner is None:
             own = n
@@ -96,6 +106,12 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
         else:
             own = ir.Reduce("sum", e.var, e.lo, e.hi, ir.Bin("+", _ONE, inner))
         return _add(bounds, own)
+    if memo.get(_DATAFLOW) and isinstance(e, ir.Bin) and e.op == "*" and _holds_stage(e.lhs) != _holds_stage(e.rhs):
+        # a repetition n * program (a dataflow model runs the program n times)
+        body, rep = (e.lhs, e.rhs) if _holds_stage(e.lhs) else (e.rhs, e.lhs)
+        n = ir.Fn("max", (_ZERO, ir.Fn("floor", (rep,))))
+        inner = _count(body)
+        return _add(_count(rep), n if inner is None else ir.Bin("*", n, ir.Bin("+", _ONE, inner)))
     if isinstance(e, ir.Cond):
         a, b = _count(e.then_), _count(e.else_)
         branch = None if a is None and b is None else ir.Cond(e.test, a or _ZERO, b or _ZERO)
@@ -117,19 +133,21 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
     return out
 
 
-def term_count(e: ir.Expr) -> Optional[ir.Expr]:
+def term_count(e: ir.Expr, dataflow: bool = False) -> Optional[ir.Expr]:
     """The count expression of ``e`` (see the module docstring), None when ``e`` holds no
-    reduction; cached per node."""
-    got = _CACHE.get(id(e))
+    reduction (nor, with ``dataflow``, a stage); cached per node.  ``dataflow``: count as a
+    dataflow model (LogGP, pLogP, LogGPH) runs schedules."""
+    key = (id(e), bool(dataflow))
+    got = _CACHE.get(key)
     if got is None or got[0] is not e:
         if len(_CACHE) > 4096:
             _CACHE.clear()
         try:
-            has = any(isinstance(n, ir.Reduce) for n in ir.walk_unique(e))
+            has = any(isinstance(n, ir.Reduce) or (dataflow and isinstance(n, ir.Stage)) for n in ir.walk_unique(e))
         except TypeError:  # a node class no pass knows: the engine reports it by name (not kept)
             return None
-        got = (e, _count(e) if has else None)
-        _CACHE[id(e)] = got
+        got = (e, _count(e, {_DATAFLOW: True} if dataflow else {}) if has else None)
+        _CACHE[key] = got
     return got[1]
 
 

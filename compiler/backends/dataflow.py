@@ -47,11 +47,17 @@ parameter set per channel, 002), prices each send on its channel: the platform's
 declared ``within node`` when the mapping puts both ends on one node, the one declared
 ``between nodes`` otherwise.
 
+This is the reference meaning: the JIT compiles the same event-by-event rules
+(:mod:`tlop.backends.jit.dataflowgen`), and its tests hold the two together to 1e-12, errors
+included.  The order of elements that breaks ties (a rank's elements of one phase, messages that
+arrive at the same time) is the order the shared enumerator *placed* them, lane by lane
+(``order`` below), which the compiled code reproduces with a key per element.
+
 What it does not do: know nodes or channels when the functions take only m (a mapping is
 accepted and checked, but LogGP and pLogP have one network: the placement does not change the
 cost), weights (τ-Lop's ``weight``
 has no meaning here and is ignored), contention, or array arguments (the interpreter calls it
-once per point).  A composition it cannot price — a schedule under ``max``, ``‖``, ``/``, a
+once per point; the compiled code prices batches).  A composition it cannot price — a schedule under ``max``, ``‖``, ``/``, a
 product of two schedules, a ``let`` binding or an ``if`` test — is an error at that node
 (:func:`check_composition`).
 """

@@ -219,7 +219,7 @@ class Interpreter(ExprFunctor):
         counted before it starts (:mod:`tlop.backends.budget`)."""
         from tlop.backends.budget import count_terms, over_budget_error, term_count
 
-        count = term_count(e)
+        count = term_count(e, self.dataflow)
         if count is None:
             return
         total = np.asarray(count_terms(self, count, dict(env), conc), dtype=float)

@@ -8,7 +8,8 @@ of points in one native loop.  Results agree with the reference interpreter
 Modules: :mod:`~tlop.backends.jit.codegen` (IR → LLVM IR), :mod:`~tlop.backends.jit.tables` (profile tables as
 data and the lookup), :mod:`~tlop.backends.jit.pywrap` (the scalar call wrapper), :mod:`~tlop.backends.jit.engine`
 (the MCJIT engine and O3 pipeline), :mod:`~tlop.backends.jit.cache` (the on-disk object cache),
-:mod:`~tlop.backends.jit.evaluator` (the Python-facing object).
+:mod:`~tlop.backends.jit.evaluator` (the Python-facing object); schedules: :mod:`~tlop.backends.jit.schedgen`
+(τ-Lop stages) and :mod:`~tlop.backends.jit.dataflowgen` (LogGP/pLogP/LogGPH dataflow programs).
 """
 
 from tlop.backends.jit.codegen import NotCompilable

@@ -11,6 +11,9 @@ operation and in the same order, so results agree with the interpreter to the la
   branch (only the chosen side runs);
 * ``sum|max|min`` as loops over an integer counter (runtime bounds; empty ``sum`` is 0, empty
   ``max``/``min`` and non-finite bounds are evaluation errors);
+* in a dataflow model (LogGP, pLogP, LogGPH) a schedule program — the outermost stage, or ``+``,
+  ``*``, ``sum`` holding one, as the interpreter finds it — through
+  :mod:`tlop.backends.jit.dataflowgen` (:meth:`CodeGen.dataflow_program`);
 * ``Lookup`` through :func:`tlop.backends.jit.tables.emit_lookup` with the concurrency factor applied to
   the τ slot, ``Conc`` as a factor carried at code-generation time, ``Transmit`` expanded to
   the decomposition the profile's channel kind selects, ``ParComp`` through the shared τ-Lop
@@ -66,16 +69,18 @@ __all__ = ["CodeGen", "ParamInfo", "param_infos", "ERR_ARG", "ERR_EVAL", "ERR_NA
 
 
 class NotCompilable(TlopError):
-    """An algorithm the JIT does not compile (yet): schedules.  Callers that chose the engine
-    themselves (the command line's ``--engine auto``) fall back to the interpreter."""
+    """An algorithm the JIT does not compile: per-rank arguments, a schedule without a mapping, a
+    dataflow composition the interpreter refuses, a module too large.  Callers that chose the
+    engine themselves (the command line's ``--engine auto``) fall back to the interpreter."""
 
 
 def check_compilable(alg: tir.Algorithm, program: Optional[tir.Program] = None) -> None:
-    """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``) in a
-    model whose schedules are dataflow programs (LogGP, pLogP: the interpreter prices those),
-    or a schedule in an algorithm that is not declared over a mapping, or an algorithm with a
-    per-rank parameter (``counts: bytes[P]``: the native calling convention takes one double per
-    parameter).  τ-Lop schedules are compiled (:mod:`tlop.backends.jit.schedgen`)."""
+    """Raise :class:`NotCompilable` when ``alg`` holds a schedule (stages, ``node(…)``) in an
+    algorithm that is not declared over a mapping, a schedule in a dataflow model (LogGP, pLogP,
+    LogGPH) composed in a way the interpreter refuses (:func:`tlop.backends.dataflow.check_composition`:
+    it reports the error), or an algorithm with a per-rank parameter (``counts: bytes[P]``: the
+    native calling convention takes one double per parameter).  τ-Lop schedules are compiled by
+    :mod:`tlop.backends.jit.schedgen`, dataflow programs by :mod:`tlop.backends.jit.dataflowgen`."""
     if tir.has_schedule(alg.body):
         _check_schedule_compilable(alg, program)
     per_rank = [p for p in alg.params if getattr(p, "per_rank", None) is not None]
@@ -312,7 +317,9 @@ class CodeGen(ExprFunctor):
         the message) and nothing else runs."""
         from tlop.backends.budget import term_count
 
-        count = term_count(body)
+        from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
+        count = term_count(body, self.program.model in DATAFLOW_MODELS)
         if count is None:
             return
         if getattr(self.alg, "requires", None) is not None:

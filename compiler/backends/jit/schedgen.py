@@ -40,8 +40,9 @@ Scratch memory comes from the C library (``malloc``/``calloc``/``realloc``, free
 stage's code ends); a failed allocation is an evaluation error.  Loops poll for Ctrl-C
 (:mod:`tlop.backends.jit.interrupt`).
 
-What it does not do: price schedules in LogGP/pLogP (their dataflow meaning stays with the
-interpreter: :func:`tlop.backends.jit.codegen.check_compilable` refuses them), detect stages that
+What it does not do: price schedules in LogGP/pLogP/LogGPH (their dataflow meaning is compiled by
+:mod:`tlop.backends.jit.dataflowgen`, which uses this module's loops, rank checks and mapping
+helpers), detect stages that
 do not depend on a ``sum``'s index (the code generator's ``sum`` does), or report messages
 (the evaluator re-runs the interpreter on a failing point).
 """
