@@ -199,9 +199,12 @@ class DataflowGen:
         st.P = P
         st.Pi = b.fptosi(b.select(placed, P, ir.Constant(F64, 1.0)), I64)
         Pi = st.Pi
-        # clocks: cpu | next_send | last_recv (doubles); per receiver: count | fill | done | list (i64)
-        st.clk = self.sg.var(_F64P, b.bitcast(b.call(self.sg.malloc, [b.mul(Pi, _c(24))]), _F64P), "df_clk")
-        st.rcv = self.sg.var(_I64P, b.bitcast(b.call(self.sg.malloc, [b.mul(Pi, _c(40))]), _I64P), "df_rcv")
+        # clocks: cpu | next_send | last_recv (doubles); per rank: messages received in this stage |
+        # fill | done | the receivers' list | its latest element + 1 (i64)
+        # (calloc: all zero, which is every initial value — last_recv is kept xor the bits of −∞ —
+        # and the pages of large arrays are only touched where ranks are)
+        st.clk = self.sg.var(_F64P, b.bitcast(b.call(self.sg.calloc, [b.mul(Pi, _c(3)), _c(8)]), _F64P), "df_clk")
+        st.rcv = self.sg.var(_I64P, b.bitcast(b.call(self.sg.calloc, [b.mul(Pi, _c(5)), _c(8)]), _I64P), "df_rcv")
         st.el = self.sg.var(_PTR, b.call(self.sg.malloc, [_c(4096)]), "df_el")
         st.elcap = self.sg.var(I64, _c(4096), "df_elcap")  # bytes
         st.msg = self.sg.var(_PTR, b.call(self.sg.malloc, [_c(4096)]), "df_msg")
@@ -222,13 +225,6 @@ class DataflowGen:
         with b.if_then(b.not_(b.load(st.err))):
             clk = b.load(st.clk)
 
-            def init(i):
-                b.store(_ZERO, b.gep(clk, [i]))
-                b.store(_ZERO, b.gep(clk, [b.add(i, Pi)]))
-                b.store(ir.Constant(F64, -math.inf), b.gep(clk, [b.add(i, b.mul(Pi, _c(2)))]))
-                b.store(_c(0), b.gep(b.load(st.rcv), [i]))  # messages per receiver: none
-                b.store(_c(-1), b.gep(b.load(st.rcv), [b.add(i, b.mul(Pi, _c(4)))]))  # latest element: none
-            self._plain_loop(_c(0), b.sub(Pi, _c(1)), init)
             extra = self._run(e, env, st)
             fin = self.sg.var(F64, ir.Constant(F64, -math.inf), "df_fin")
 
@@ -655,7 +651,7 @@ class DataflowGen:
                 def check(i):
                     r = b.gep(base, [b.mul(i, _c(W))])
                     ph, own = b.load(b.gep(r, [_c(0)])), b.load(b.gep(r, [_c(1)]))
-                    j = b.load(b.gep(last, [own]))
+                    j = b.sub(b.load(b.gep(last, [own])), _c(1))  # stored + 1: 0 is none
                     valid = b.and_(b.icmp_signed(">=", j, _c(0)), b.icmp_signed("<", j, i))
                     with b.if_then(valid):
                         q = b.gep(base, [b.mul(j, _c(W))])
@@ -666,7 +662,7 @@ class DataflowGen:
                                                                        [b.bitcast(q, _PTR), b.bitcast(r, _PTR)]),
                                                          ir.Constant(I32, 0))):
                                 b.store(ir.Constant(I1, 1), bad)
-                    b.store(i, b.gep(last, [own]))
+                    b.store(b.add(i, _c(1)), b.gep(last, [own]))
                 self._plain_loop(_c(0), b.sub(n, _c(1)), check)
                 with b.if_then(b.load(bad)):
                     b.call(self.sg.qsort, [b.load(st.el), n, _c(8 * W), self._comparator("el", s.K)])
@@ -680,7 +676,8 @@ class DataflowGen:
         rcv = b.load(st.rcv)
         clk = b.load(st.clk)
         cnt, fill, done, lst = rcv, b.gep(rcv, [Pi]), b.gep(rcv, [b.mul(Pi, _c(2))]), b.gep(rcv, [b.mul(Pi, _c(3))])
-        cpu, nxt, last = clk, b.gep(clk, [Pi]), b.gep(clk, [b.mul(Pi, _c(2))])
+        cpu, nxt = clk, b.gep(clk, [Pi])
+        last = b.bitcast(b.gep(clk, [b.mul(Pi, _c(2))]), _I64P)  # last_recv, xor the bits of −∞
         last_i = b.sub(n, _c(1))
 
         def rec(i):
@@ -724,10 +721,10 @@ class DataflowGen:
                 or_ = b.load(self._fword(m, _c(1)))
                 gap = b.load(self._fword(m, _c(2)))
                 c = b.load(b.gep(cpu, [r]))
-                lr = b.load(b.gep(last, [r]))
+                lr = _unkey(b, b.load(b.gep(last, [r])))
                 end = _max(b, _max(b, arrive, b.fadd(c, or_)), b.fadd(lr, gap))
                 b.store(end, b.gep(cpu, [r]))
-                b.store(end, b.gep(last, [r]))
+                b.store(_key(b, end), b.gep(last, [r]))
             self._plain_loop(lo, b.sub(upto, _c(1)), one)
             b.store(upto, b.gep(done, [r]))
 
@@ -790,6 +787,18 @@ class DataflowGen:
             b.branch(head)
             b.position_at_end(out)
             receive(r, b.load(j))
+
+
+_NEG_INF_BITS = ir.Constant(I64, -(1 << 52))  # 0xFFF0000000000000, the bits of −∞
+
+
+def _key(b, x):
+    """A double stored so that all-zero bits mean −∞ (last_recv in calloc'd memory)."""
+    return b.xor(b.bitcast(x, I64), _NEG_INF_BITS)
+
+
+def _unkey(b, w):
+    return b.bitcast(b.xor(w, _NEG_INF_BITS), F64)
 
 
 def _max(b, x, y):
