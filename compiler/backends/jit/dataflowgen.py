@@ -108,6 +108,41 @@ def _key_width(item, places: int = 0, lanes: int = 0) -> int:
     return places + lanes
 
 
+def _phase_free(item) -> bool:
+    """Every element of ``item`` is placed at the phase its lane starts at."""
+    if isinstance(item, (tir.Send, tir.Compute)):
+        return True
+    if isinstance(item, tir.Block):
+        return len(item.items) <= 1 and all(_phase_free(it) for it in item.items)
+    if isinstance(item, tir.Loop):
+        return item.kind == "par" and _phase_free(item.body)
+    return False
+
+
+def _sequential(item) -> bool:
+    """``item`` runs on one lane except inside ``par`` loops that are phase-free: then nested
+    loops place its elements in (phase, key) order."""
+    if isinstance(item, (tir.Send, tir.Compute)):
+        return True
+    if isinstance(item, tir.Block):
+        return all(_sequential(it) for it in item.items)
+    if isinstance(item, tir.Loop):
+        return _phase_free(item.body) if item.kind == "par" else _sequential(item.body)
+    return False
+
+
+def _in_order(stage) -> bool:
+    """Whether native nested loops enumerate ``stage`` in (phase, key) order whatever the values,
+    and it has no computation (nothing waits for a receive): one item that is sequential outside
+    its phase-free ``par`` loops, or items that are all phase-free (all at phase 0)."""
+    if any(isinstance(n, tir.Compute) for n in tir.walk(stage)):
+        return False
+    items = stage.items
+    if len(items) == 1:
+        return _sequential(items[0])
+    return all(_phase_free(it) for it in items)
+
+
 class _Program:
     """The scratch state of one program's code (allocas, created in the entry block)."""
 
@@ -343,10 +378,17 @@ class DataflowGen:
         s.maxph = self.sg.var(I64, _c(0), "dfs_maxph")
         s.unsorted = self.sg.var(I1, ir.Constant(I1, 0), "dfs_unsorted")
         s.d, _ = self.sg.mapping(st.P)
+        # a stage whose enumeration is in (phase, key) order by construction and has no
+        # computation runs each send as it is placed (no element records)
+        s.fast = _in_order(e)
         with b.if_then(b.not_(b.load(st.err))):
             for k, item in enumerate(e.items):
                 self._item(item, env, _c(0), s, st, [_c(k)], [])
         n = b.load(s.n)
+        if s.fast:
+            with b.if_then(b.and_(b.not_(b.load(st.err)), b.icmp_signed(">", n, _c(0)))):
+                self._receive_all(s, st, n)
+            return
         with b.if_then(b.and_(b.not_(b.load(st.err)), b.icmp_signed(">", n, _c(0)))):
             self._order(s, st, n)
             self._ensure(st.msg, st.msgcap, b.mul(b.load(s.nsend), _c(8 * s.M)), st.err)
@@ -466,6 +508,122 @@ class DataflowGen:
                     b.store(b.add(k, _c(1)), s.nrecv)
                 b.store(b.add(c, _c(1)), b.gep(cnt, [dst]))
 
+    def _send_now(self, s, st, ph, r, dst, vals, key):
+        """A send of a stage in order (:func:`_in_order`): run it now on its rank's clocks and
+        keep its message (a message record, then its destination)."""
+        b = self.b
+        os_, gap, dl, or_ = vals
+        MW = s.M + 1
+        n = b.load(s.n)
+        self._ensure(st.msg, st.msgcap, b.mul(b.add(n, _c(1)), _c(8 * MW)), st.err)
+        with b.if_then(b.not_(b.load(st.err))):
+            clk = b.load(st.clk)
+            cpu, nxt = b.gep(clk, [r]), b.gep(clk, [b.add(r, st.Pi)])
+            t = _max(b, b.load(cpu), b.load(nxt))
+            b.store(b.fadd(t, os_), cpu)
+            b.store(b.fadd(t, gap), nxt)
+            m = b.gep(b.bitcast(b.load(st.msg), _I64P), [b.mul(n, _c(MW))])
+            b.store(b.fadd(t, dl), self._fword(m, _c(0)))
+            b.store(or_, self._fword(m, _c(1)))
+            b.store(gap, self._fword(m, _c(2)))
+            b.store(ph, self._word(m, _c(3)))
+            for k in range(s.K):
+                b.store(key[k] if k < len(key) else _c(0), self._word(m, _c(_MSG_HEAD + k)))
+            b.store(dst, self._word(m, _c(s.M)))
+            b.store(b.add(n, _c(1)), s.n)
+            cnt = b.load(st.rcv)
+            lst = b.gep(cnt, [b.mul(st.Pi, _c(3))])
+            c = b.load(b.gep(cnt, [dst]))
+            with b.if_then(b.icmp_signed("==", c, _c(0))):
+                k = b.load(s.nrecv)
+                b.store(dst, b.gep(lst, [k]))
+                b.store(b.add(k, _c(1)), s.nrecv)
+            b.store(b.add(c, _c(1)), b.gep(cnt, [dst]))
+
+    def _receive_all(self, s, st, n):
+        """The receives of a stage in order: a rank with one message receives it at once, the
+        others' messages are bucketed (in the order they were sent) and received in order of
+        (arrival, key)."""
+        b = self.b
+        MW = s.M + 1
+        Pi = st.Pi
+        rcv = b.load(st.rcv)
+        cnt, fill, done, lst = rcv, b.gep(rcv, [Pi]), b.gep(rcv, [b.mul(Pi, _c(2))]), b.gep(rcv, [b.mul(Pi, _c(3))])
+        clk = b.load(st.clk)
+        last = b.bitcast(b.gep(clk, [b.mul(Pi, _c(2))]), _I64P)
+        nrecv = b.load(s.nrecv)
+        off = self.sg.var(I64, _c(0), "dff_off")
+
+        def starts(j):
+            d = b.load(b.gep(lst, [j]))
+            c = b.load(b.gep(cnt, [d]))
+            with b.if_then(b.icmp_signed(">", c, _c(1))):
+                o = b.load(off)
+                b.store(o, b.gep(fill, [d]))
+                b.store(o, b.gep(done, [d]))
+                b.store(b.add(o, c), off)
+        self._plain_loop(_c(0), b.sub(nrecv, _c(1)), starts)
+        self._ensure(st.tmp, st.tmpcap, b.mul(b.load(off), _c(8 * MW)), st.err)
+        with b.if_then(b.not_(b.load(st.err))):
+            msg = b.bitcast(b.load(st.msg), _I64P)
+            tmp = b.bitcast(b.load(st.tmp), _I64P)
+
+            def route(j):
+                m = b.gep(msg, [b.mul(j, _c(MW))])
+                d = b.load(self._word(m, _c(s.M)))
+                with b.if_else(b.icmp_signed("==", b.load(b.gep(cnt, [d])), _c(1))) as (single, many):
+                    with single:
+                        self._receive_one(m, d, clk, last)
+                    with many:
+                        slot = b.gep(fill, [d])
+                        j2 = b.load(slot)
+                        b.store(b.add(j2, _c(1)), slot)
+                        to = b.gep(tmp, [b.mul(j2, _c(MW))])
+                        for w in range(MW):
+                            b.store(b.load(b.gep(m, [_c(w)])), b.gep(to, [_c(w)]))
+            self._loop(_c(0), b.sub(n, _c(1)), route, st.err, "dff_route")
+
+            def rest(j):
+                d = b.load(b.gep(lst, [j]))
+                with b.if_then(b.icmp_signed(">", b.load(b.gep(cnt, [d])), _c(1))):
+                    self._receive_range(tmp, MW, b.load(b.gep(done, [d])), b.load(b.gep(fill, [d])), d, clk, last,
+                                        s.K)
+                b.store(_c(0), b.gep(cnt, [d]))
+            self._plain_loop(_c(0), b.sub(nrecv, _c(1)), rest)
+
+    def _receive_one(self, m, r, clk, last):
+        """Rank ``r`` receives the message at ``m``: max(arrival, cpu + or, last_recv + gap)."""
+        b = self.b
+        arrive = b.load(self._fword(m, _c(0)))
+        or_ = b.load(self._fword(m, _c(1)))
+        gap = b.load(self._fword(m, _c(2)))
+        cpu = b.gep(clk, [r])
+        lr = _unkey(b, b.load(b.gep(last, [r])))
+        end = _max(b, _max(b, arrive, b.fadd(b.load(cpu), or_)), b.fadd(lr, gap))
+        b.store(end, cpu)
+        b.store(_key(b, end), b.gep(last, [r]))
+
+    def _receive_range(self, base, width, lo, hi, r, clk, last, K):
+        """Rank ``r`` receives the messages [lo, hi) of ``base`` (records of ``width`` words) in
+        order of (arrival, key): sorted with ``qsort`` unless they already are."""
+        b = self.b
+
+        def rec(j):
+            return b.gep(base, [b.mul(j, _c(width))])
+        k = b.sub(hi, lo)
+        with b.if_then(b.icmp_signed(">", k, _c(1))):
+            cmp = self._comparator("msg", K)
+            unsorted = self.sg.var(I1, ir.Constant(I1, 0), "dfr_unsorted")
+
+            def check(j):
+                with b.if_then(b.icmp_signed(">", b.call(cmp, [b.bitcast(rec(b.sub(j, _c(1))), _PTR),
+                                                              b.bitcast(rec(j), _PTR)]), ir.Constant(I32, 0))):
+                    b.store(ir.Constant(I1, 1), unsorted)
+            self._plain_loop(b.add(lo, _c(1)), b.sub(hi, _c(1)), check)
+            with b.if_then(b.load(unsorted)):
+                b.call(self.sg.qsort, [b.bitcast(rec(lo), _PTR), k, _c(8 * width), cmp])
+        self._plain_loop(lo, b.sub(hi, _c(1)), lambda j: self._receive_one(rec(j), r, clk, last))
+
     def _note_order(self, prev, words, s):
         """``s.unsorted`` when the record at ``prev`` comes after ``words`` (phase, key…)."""
         b = self.b
@@ -533,7 +691,10 @@ class DataflowGen:
                 else:
                     price(None)
                 b.store(b.add(b.load(s.nsend), _c(1)), s.nsend)
-                self._push(s, st, ph, b.fptosi(src, I64), b.fptosi(dst, I64), [b.load(x) for x in slots], key)
+                if s.fast:
+                    self._send_now(s, st, ph, b.fptosi(src, I64), b.fptosi(dst, I64), [b.load(x) for x in slots], key)
+                else:
+                    self._push(s, st, ph, b.fptosi(src, I64), b.fptosi(dst, I64), [b.load(x) for x in slots], key)
 
     def _compute(self, ph, rank, cost, s, st, key):
         b = self.b
