@@ -27,7 +27,11 @@ check the two agree to 1e-12, errors included.  Event by event, as the interpret
   messages to its rank of a phase below k, then adds its cost; after the stage every rank
   receives its remaining messages in order of (arrival, key) (``max(arrival, cpu +
   recv_overhead, last_recv + send_gap)``).  Messages are kept per receiver (bucketed by a count
-  of the stage's destinations: O(sends) per stage, not O(P)).
+  of the stage's destinations: O(sends) per stage, not O(P));
+* a stage that nested loops enumerate in (phase, key) order whatever the values, and that has no
+  computation (:func:`_in_order`: no ``seq`` or block of several items inside a ``par``; a ring,
+  a tree, a pairwise exchange), runs each send as it is placed and keeps only its message; a rank
+  with one message receives it at once.
 
 Running in (phase, key) order across ranks is the interpreter's result: ranks only interact
 through messages, a computation waits only for messages of lower phases (all sent before it in
