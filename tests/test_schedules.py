@@ -305,7 +305,7 @@ def test_the_jit_compiles_taulop_schedules_and_the_cli_chooses(capsys):
     lb = tlop.load("loggp/bcast")["binomial"]
     loggp = tlop.load_profile("localhost-example")
     assert lb.compile(loggp, mapping="sequential(4)")(P=8, m=1024.0) == \
-        pytest.approx(lb.evaluate(loggp, P=8, m=1024.0, mapping="sequential(4)), rel=1e-12)
+        pytest.approx(lb.evaluate(loggp, P=8, m=1024.0, mapping="sequential(4)"), rel=1e-12)
     assert main(["sweep", "taulop/allgather", "ring", "P=4,8", "m=1KiB", "--mapping", "sequential(4)"]) == 0
     out = capsys.readouterr().out
     assert "(interp)" in out
