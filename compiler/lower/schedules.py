@@ -54,10 +54,6 @@ def lower_schedule(program: ir.Program, alg: ir.Algorithm, kind: Optional[str]) 
     """``alg`` lowered for mapping ``kind`` (see the module docstring)."""
     if kind not in KINDS or alg.over is None or not ir.has_schedule(alg.body):
         return Lowered(alg)
-    from tlop.backends.dataflow_names import DATAFLOW_MODELS
-
-    if program.model in DATAFLOW_MODELS:  # the closed forms are τ-Lop's; a dataflow program runs
-        return Lowered(alg, None, f"a schedule in {program.model} is a dataflow program (no closed form)")
     key = (id(program), alg.name, kind)
     got = _CACHE.get(key)
     if got is not None and got[0] is program and got[1] is alg:

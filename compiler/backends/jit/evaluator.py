@@ -111,13 +111,21 @@ def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
                  sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
 
 
+def _closed_kind(program: tir.Program, kind: Optional[str]) -> Optional[str]:
+    """The mapping kind closed forms are derived for: none in a dataflow model (LogGP, pLogP,
+    LogGPH: the closed forms are τ-Lop's; the dataflow program is compiled as it is)."""
+    from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
+    return None if program.model in DATAFLOW_MODELS else kind
+
+
 def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]):
     """``(algorithm, q)``: the lowered algorithm this evaluator compiles
     (:func:`tlop.lower.schedules.lower_schedule`): for a schedule under a sequential or
     round-robin mapping with a closed form, ``if conditions then closed form else schedule`` and
     the name of its ranks-per-node variable — a stage it covers costs a few table lookups, not an
     enumeration; else ``(alg, None)`` (the reason is on the lowering, and in debug output)."""
-    low = lower_schedule(program, alg, kind)
+    low = lower_schedule(program, alg, _closed_kind(program, kind))
     return low.algorithm, low.q
 
 
@@ -294,7 +302,7 @@ class Evaluator(functools.partial):
         self._mapping_kind = mapping.kind if mapping is not None else None
         #: the algorithm the code is generated from: ``alg``, or its closed form over the mapping
         #: the lowering (:mod:`tlop.lower.schedules`): why there is no closed form, when there is none
-        self.lowering = lower_schedule(program, alg, self._mapping_kind if closed_forms else None)
+        self.lowering = lower_schedule(program, alg, _closed_kind(program, self._mapping_kind) if closed_forms else None)
         self._code_alg, self._closed_q = self.lowering.algorithm, self.lowering.q
         self.name = alg.name
         self.params = alg.params
