@@ -10,7 +10,7 @@ What it does not do: price anything.
 
 from __future__ import annotations
 
-from tlop.decisions.catalogue import COLLECTIVES, LIBRARIES, catalogue
+from tlop.decisions.catalogue import ALL_LIBRARIES, COLLECTIVES, catalogue
 
 __all__ = ["rows", "counts", "check", "HEADER"]
 
@@ -33,9 +33,14 @@ def _searched(a) -> str:
     return ", ".join(f"{k} ∈ {{{', '.join(str(v) for v in vals)}}}" for k, vals in sorted(a.searched.items()))
 
 
+def _all(collective=None, library=None) -> list:
+    """The entries of ``library`` (every library of :data:`ALL_LIBRARIES`, NCCL included, when None)."""
+    return [a for lib in (ALL_LIBRARIES if library is None else (library,)) for a in catalogue(collective, lib)]
+
+
 def rows(collective=None, library=None) -> list:
     out = []
-    for a in catalogue(collective, library):
+    for a in _all(collective, library):
         why = a.status.split(":", 1)[1].strip() if ":" in a.status else ""
         out.append([a.library, a.collective, a.name, str(a.id), a.schedule or "—", _searched(a) or "—",
                     status_kind(a) + (f" ({a.constraint})" if a.constraint else ""), why])
@@ -43,21 +48,23 @@ def rows(collective=None, library=None) -> list:
 
 
 def counts() -> list:
-    """``[collective, openmpi schedules/all, mpich schedules/all]`` per collective, and a total
+    """``[collective, openmpi schedules/all, mpich schedules/all, nccl schedules/all]`` per collective
+    (``—`` where the library has no such collective: NCCL has no alltoall, gather, scatter,
+    reduce_scatter_block or barrier), and a total
     (the algorithms that are not schedules are either not written yet or not expressible:
     :func:`rows` says which and why)."""
     out = []
-    tot = {lib: [0, 0] for lib in LIBRARIES}
+    tot = {lib: [0, 0] for lib in ALL_LIBRARIES}
     for coll in COLLECTIVES:
         row = [coll]
-        for lib in LIBRARIES:
+        for lib in ALL_LIBRARIES:
             algs = catalogue(coll, lib)
             done = sum(a.schedule is not None for a in algs)
             tot[lib][0] += done
             tot[lib][1] += len(algs)
-            row.append(f"{done}/{len(algs)}")
+            row.append(f"{done}/{len(algs)}" if algs else "—")
         out.append(row)
-    out.append(["all"] + [f"{tot[lib][0]}/{tot[lib][1]}" for lib in LIBRARIES])
+    out.append(["all"] + [f"{tot[lib][0]}/{tot[lib][1]}" for lib in ALL_LIBRARIES])
     return out
 
 
@@ -67,7 +74,7 @@ def check() -> list:
     import tlop
 
     problems = []
-    for a in catalogue():
+    for a in _all():
         if a.schedule is None:
             if status_kind(a) not in STATUSES[1:] or ":" not in a.status:
                 problems.append(f"{a.key}: no schedule but status {a.status!r} (expected 'not written: why' or "

@@ -8,7 +8,9 @@ function), the stdlib schedule (``"coll/<collective>:<algorithm>"``, model-neutr
 library fixes and the parameters it takes per call (segment size ``seg``, radix or fan-out ``k``,
 with the values ``tune`` searches), the source file and function it follows, and its status
 (a schedule, or why it cannot be one).  One module per collective (``bcast.py``, …) lists that
-collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.
+collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.  NCCL's algorithms
+(library ``"nccl"``: GPU collectives, priced on a GPU profile) are in ``nccl.py`` for every
+collective it has; :func:`catalogue` gives them when asked for ``library="nccl"``.
 
 The message size ``m`` of every schedule is the library's per-rank buffer of the MPI call, in
 bytes (count × datatype size): the whole buffer for bcast, reduce and allreduce; one rank's block
@@ -25,18 +27,21 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["LibraryAlgorithm", "COLLECTIVES", "LIBRARIES", "catalogue", "find"]
+__all__ = ["LibraryAlgorithm", "COLLECTIVES", "LIBRARIES", "ALL_LIBRARIES", "catalogue", "find"]
 
 #: the collectives tlop decides for, in the order tables list them
 COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
                "reduce_scatter", "reduce_scatter_block", "barrier")
 LIBRARIES = ("openmpi", "mpich")
+#: every library with a catalogue: the MPI libraries (``tune`` and ``audit`` decide for them by
+#: default) and NCCL (``--library nccl``, on a GPU profile)
+ALL_LIBRARIES = LIBRARIES + ("nccl",)
 
 
 @dataclass(frozen=True)
 class LibraryAlgorithm:
     """One algorithm of one library for one collective."""
-    library: str                    # "openmpi" | "mpich"
+    library: str                    # "openmpi" | "mpich" | "nccl"
     collective: str                 # one of COLLECTIVES
     name: str                       # the library's own name: Open MPI "binomial", MPICH "binomial"
     id: object                      # Open MPI: coll_tuned algorithm number (int); MPICH: "MPIR_Bcast_intra_binomial"
@@ -57,7 +62,8 @@ class LibraryAlgorithm:
 
 def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -> list:
     """Every :class:`LibraryAlgorithm` (of ``collective`` and ``library`` when given), in the
-    catalogue modules' order."""
+    catalogue modules' order.  Without ``library``: the MPI libraries' (:data:`LIBRARIES`); NCCL's
+    only with ``library="nccl"`` (its schedules are priced on GPU profiles only)."""
     out = []
     for coll in COLLECTIVES if collective is None else (collective,):
         try:
@@ -67,6 +73,10 @@ def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -
                 raise
             continue
         out.extend(a for a in mod.ALGORITHMS if library is None or a.library == library)
+        if library == "nccl":
+            from tlop.decisions.catalogue import nccl
+
+            out.extend(a for a in nccl.ALGORITHMS if a.collective == coll)
     return out
 
 
