@@ -11,8 +11,16 @@ cost, the runner-up, the margin, and the library's own default with the predicte
 Where the gain over a priced default is below ``--min-gain`` the default is kept; where the
 default is an algorithm tlop cannot price it is kept too (a file never overrides what was not
 priced).  The files written (``--openmpi``: the classic coll_tuned dynamic rules;
-``--openmpi-json``: Open MPI 6.0's JSON rules; ``--mpich``: MPICH's JSON selection) name exactly
-the table's choices, with the mapping and the profile in a comment.
+``--openmpi-json``: Open MPI 6.0's JSON rules; ``--mpich``: MPICH's JSON selection; ``--nccl``: the
+CSV of NVIDIA's example NCCL tuner plugin) name exactly the table's choices, with the mapping and
+the profile in a comment.
+
+``--library nccl`` (GPU collectives: allreduce, bcast, reduce, allgather, reduce_scatter) prices
+NCCL's algorithm × protocol candidates (stdlib/nccl: NCCL's own model, src/graph/tuning.cc, with
+the bandwidth of a postal GPU profile's paths, e.g. ``--profile lassen``) over ``--mapping``
+(required: the GPUs per node).  NCCL's own choice is not priced — it comes from the bandwidths of
+the topology graph NCCL builds at start-up, which no profile holds — and the example plugin cannot
+keep it, so every row names the cheapest candidate.
 
 The mapping is required when the profile has a network channel (the cost of a schedule depends
 on which ranks share a node); without a network channel the default is every rank on one node,
@@ -33,11 +41,17 @@ from tlop.runtime.text import printable
 
 __all__ = ["add_arguments", "run", "tune", "setting", "LIBRARY_TITLES"]
 
-LIBRARY_TITLES = {"openmpi": "Open MPI 5.0 coll/tuned", "mpich": "MPICH 4.x collective selection"}
+LIBRARY_TITLES = {"openmpi": "Open MPI 5.0 coll/tuned", "mpich": "MPICH 4.x collective selection",
+                  "nccl": "NCCL (its own model, src/graph/tuning.cc, on the profile's GPU paths)"}
+
+#: what the NCCL table says about its default and channels (printed under its title)
+NCCL_NOTE = ("NCCL's own choice is not priced (it comes from the topology graph NCCL builds at start-up) and the "
+             "example tuner plugin cannot keep it: each row names the cheapest algorithm/protocol, on all the "
+             "communicator's channels (the CSV asks for 64; NCCL caps it at its own count)")
 
 
 def add_arguments(p) -> None:
-    from tlop.decisions.catalogue import COLLECTIVES, LIBRARIES
+    from tlop.decisions.catalogue import ALL_LIBRARIES, COLLECTIVES, LIBRARIES
 
     p.add_argument("items", nargs="+", metavar="NAME=RANGE",
                    help="the ranges to tune over: P=… (communicator sizes) and m=… (the per-rank buffer of the "
@@ -45,7 +59,8 @@ def add_arguments(p) -> None:
     p.add_argument("--collective", action="append", required=True, metavar="NAME",
                    help=f"the collective(s) to tune: {', '.join(COLLECTIVES)}, or all (repeatable, or comma-separated)")
     p.add_argument("--library", default=",".join(LIBRARIES), metavar="LIB",
-                   help=f"the libraries to decide for, comma-separated (default: {','.join(LIBRARIES)})")
+                   help=f"the libraries to decide for, comma-separated: {', '.join(ALL_LIBRARIES)} (default: "
+                        f"{','.join(LIBRARIES)}; nccl needs a GPU profile such as lassen and --mapping)")
     p.add_argument("--profile", help="bundled profile name or profile JSON (default: metropolis)")
     p.add_argument("--mapping", metavar="MAPPING",
                    help="process mapping or layout (sequential(8), round_robin(8), a layout file); required when the "
@@ -61,6 +76,8 @@ def add_arguments(p) -> None:
     p.add_argument("--openmpi", metavar="FILE", help="write Open MPI's classic coll_tuned dynamic rules file")
     p.add_argument("--openmpi-json", metavar="FILE", help="write Open MPI 6.0's JSON rules file (rule_file_version 3)")
     p.add_argument("--mpich", metavar="FILE", help="write MPICH's JSON collective selection file")
+    p.add_argument("--nccl", metavar="FILE", help="write the CSV of NVIDIA's example NCCL tuner plugin "
+                                                   "(NCCL_TUNER_CONFIG_FILE)")
     p.add_argument("--json", metavar="FILE", help="write the decision tables as JSON (- for stdout)")
 
 
@@ -85,14 +102,27 @@ def _collectives(values) -> list:
     return list(dict.fromkeys(out))
 
 
-def _libraries(text: str) -> list:
+def _libraries(text: str, allowed=None) -> list:
     from tlop.decisions.catalogue import LIBRARIES
 
+    allowed = LIBRARIES if allowed is None else allowed
     libs = [x.strip() for x in text.split(",") if x.strip()]
     for lib in libs:
-        if lib not in LIBRARIES:
-            raise TlopError(f"--library {printable(lib)}: choose from {', '.join(LIBRARIES)}")
+        if lib not in allowed:
+            raise TlopError(f"--library {printable(lib)}: choose from {', '.join(allowed)}")
     return libs
+
+
+def _check_nccl(args, profile) -> None:
+    """NCCL's schedules need GPU paths and the GPUs per node: a clear error otherwise."""
+    missing = [c for c in ("gpu_on_socket", "gpu_off_node") if not profile.has_scalar("beta_rend", c)]
+    if missing:
+        raise TlopError(f"--library nccl: profile {profile.name} has no GPU paths (beta_rend on "
+                        f"{', '.join(missing)}); NCCL's algorithms are priced on a postal GPU profile such as "
+                        f"the bundled lassen or summit")
+    if not args.mapping:
+        raise TlopError("--library nccl: give the GPUs per node with --mapping, e.g. --mapping 'sequential(4)' "
+                        "(Lassen: 4 V100 per node; Summit: 6); NCCL's latencies and links depend on the nodes")
 
 
 def _mapping(args, profile):
@@ -117,8 +147,11 @@ def _default_of(library: str, collective: str, mapping=None):
 
 
 def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, min_gain=1.1, defaults=True):
-    """``{(library, collective): [Cell, …]}`` (see :mod:`tlop.decisions.selection`)."""
+    """``{(library, collective): [Cell, …]}`` (see :mod:`tlop.decisions.selection`); NCCL's
+    collectives are priced in NCCL's own model (stdlib/nccl, not model-neutral) over ``mapping``,
+    without a default, and a collective NCCL does not have is left out for it."""
     from tlop.backends.binding import as_mapping
+    from tlop.decisions.catalogue import catalogue
     from tlop.decisions.selection import Pricer, select
 
     # one pricer per placement, shared by every collective and library: the schedules both
@@ -133,6 +166,13 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
     out = {}
     for collective in collectives:
         for library in libraries:
+            if library == "nccl":
+                if catalogue(collective, "nccl"):  # else NCCL has no such collective (run() says so)
+                    if "nccl" not in pricers:
+                        pricers["nccl"] = Pricer(profile, mapping, None)  # stdlib/nccl imports its own platform
+                    out[(library, collective)] = select(library, collective, pricers["nccl"], Ps, ms, only=only,
+                                                        min_gain=min_gain)
+                continue
             if mapping is None:  # one node: each P its own sequential(P)
                 cells = []
                 for P in Ps:
@@ -188,17 +228,20 @@ def _json(result, profile, mapping_text, model):
     return out
 
 
-def setting(args, raw: dict, what: str):
+def setting(args, raw: dict, what: str, libraries=None):
     """What ``tlop tune`` and ``tlop audit`` share: ``(collectives, libraries, profile, model,
-    mapping, its text, Ps, ms)`` from their options and the ranges ``raw`` (``{"P": …, "m": …}``)."""
+    mapping, its text, Ps, ms)`` from their options and the ranges ``raw`` (``{"P": …, "m": …}``);
+    ``libraries``: those ``--library`` may name (default the MPI libraries)."""
     from tlop.api import load
     from tlop.cli.ranges import parse_range
     from tlop.runtime.profile import default_model, default_profile, load_profile
 
     collectives = _collectives(args.collective)
-    libraries = _libraries(args.library)
+    libraries = _libraries(args.library, libraries)
     profile = default_profile() if args.profile is None else load_profile(args.profile)
     model = args.model or default_model(profile)
+    if "nccl" in libraries:
+        _check_nccl(args, profile)
     mapping, mapping_text = _mapping(args, profile)
     program = load("coll/bcast", model=model).program
     Ps = [int(p) for p in parse_range("P", raw["P"], "int", program, 4096)]
@@ -225,13 +268,18 @@ def run(args) -> int:
         raise TlopError("give the ranges to tune over, e.g. P=2..64:x2 m=1KiB..4MiB:x4")
     if not (args.min_gain >= 1.0) or not math.isfinite(args.min_gain):
         raise TlopError(f"--min-gain {args.min_gain}: expected a number >= 1")
-    collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning")
+    from tlop.decisions.catalogue import ALL_LIBRARIES
+
+    collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning",
+                                                                                    ALL_LIBRARIES)
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults)
     from tlop.decisions.selection import MAX_SEGMENTS
 
-    header = (f"profile {profile.name}, model {model}, mapping {mapping_text}; the library's default is kept "
+    model_text = ("NCCL's own (stdlib/nccl)" if libraries == ["nccl"] else
+                  f"{model}" + (" (NCCL: its own, stdlib/nccl)" if "nccl" in libraries else ""))
+    header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; the library's default is kept "
               f"below a predicted gain of {args.min_gain:g}x; segment sizes cutting m into more than "
               f"{MAX_SEGMENTS} segments are not searched")
     if args.json == "-":
@@ -239,8 +287,14 @@ def run(args) -> int:
         print()
     else:
         print(f"tlop tune: {header}")
+        if "nccl" in libraries:
+            lacking = [c for c in collectives if ("nccl", c) not in result]
+            if lacking:
+                print(f"NCCL has no {', '.join(lacking)}: not tuned for it")
         for (library, collective), cells in result.items():
             print(f"\n{collective} — {LIBRARY_TITLES[library]} (the file's rules):")
+            if library == "nccl":
+                print(NCCL_NOTE)
             print_table(["P", "m", "run", "cost", "runner-up", "cost", "margin", "default", "gain", "note"],
                         _rows(cells))
         if args.json:
@@ -251,6 +305,6 @@ def run(args) -> int:
             print(f"wrote {printable(args.json)} (decision tables, JSON)")
     from tlop.decisions.write import write_files
 
-    for line in write_files(args, result, profile, mapping, mapping_text, model):
+    for line in write_files(args, result, profile, mapping, mapping_text, model_text):
         print(line, file=sys.stderr if args.json == "-" else sys.stdout)
     return 0

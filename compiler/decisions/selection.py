@@ -55,10 +55,15 @@ class Priced:
     def label(self) -> str:
         from tlop.runtime.units import format_size
 
-        extra = []
+        extra, name = [], self.algorithm.name
         for k, v in sorted(self.params.items()):
+            if k == "proto" and self.algorithm.library == "nccl":  # NCCL's protocol: ring/ll128
+                from tlop.decisions.catalogue.nccl import PROTOCOLS
+
+                name += "/" + PROTOCOLS[int(v)]
+                continue
             extra.append(f"{k}={format_size(v)}" if k == "seg" and v else f"{k}={int(v)}")
-        return self.algorithm.name + (f" ({', '.join(extra)})" if extra else "")
+        return name + (f" ({', '.join(extra)})" if extra else "")
 
 
 @dataclass(frozen=True)
