@@ -282,6 +282,9 @@ def run(args) -> int:
     header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; the library's default is kept "
               f"below a predicted gain of {args.min_gain:g}x; segment sizes cutting m into more than "
               f"{MAX_SEGMENTS} segments are not searched")
+    if libraries == ["nccl"]:
+        header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; NCCL's three protocols "
+                  f"searched per algorithm")
     if args.json == "-":
         json.dump(_json(result, profile, mapping_text, model), sys.stdout, indent=1)
         print()
