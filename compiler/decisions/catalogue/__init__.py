@@ -73,9 +73,8 @@ def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -
                 raise
             continue
         out.extend(a for a in mod.ALGORITHMS if library is None or a.library == library)
-        if library == "nccl":
-            from tlop.decisions.catalogue import nccl
-
+        if library == "nccl":  # imported by name, as the per-collective modules are
+            nccl = importlib.import_module("tlop.decisions.catalogue.nccl")
             out.extend(a for a in nccl.ALGORITHMS if a.collective == coll)
     return out
 
