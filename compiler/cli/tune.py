@@ -286,7 +286,7 @@ def run(args) -> int:
         header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; NCCL's three protocols "
                   f"searched per algorithm")
     if args.json == "-":
-        json.dump(_json(result, profile, mapping_text, model), sys.stdout, indent=1)
+        json.dump(_json(result, profile, mapping_text, model_text), sys.stdout, indent=1)
         print()
     else:
         print(f"tlop tune: {header}")
@@ -304,7 +304,7 @@ def run(args) -> int:
             from tlop.runtime.atomic import open_text_atomic
 
             with open_text_atomic(args.json) as f:
-                json.dump(_json(result, profile, mapping_text, model), f, indent=1)
+                json.dump(_json(result, profile, mapping_text, model_text), f, indent=1)
             print(f"wrote {printable(args.json)} (decision tables, JSON)")
     from tlop.decisions.write import write_files
 
