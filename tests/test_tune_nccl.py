@@ -115,6 +115,10 @@ def test_each_cell_is_the_cheapest_algorithm_and_protocol():
             assert c.chosen is c.best and c.default is None
             assert (c.chosen.algorithm.name, c.chosen.params["proto"]) == best, (coll, c.P, c.m)
             assert c.chosen.cost == pytest.approx(every[best], rel=1e-12)
+            # the runner-up is the second-cheapest algorithm × protocol (ring/LL128 after ring/LL)
+            second = sorted(every, key=every.get)[1]
+            assert (c.runner_up.algorithm.name, c.runner_up.params["proto"]) == second, (coll, c.P, c.m)
+            assert c.margin == pytest.approx(every[second] / every[best], rel=1e-12)
     # the model picks different things across the grid (the test would not notice a constant answer)
     chosen = {(c.chosen.algorithm.name, c.chosen.params["proto"]) for c in result[("nccl", "allreduce")]}
     assert len(chosen) >= 3 and {a for a, _ in chosen} == {"ring", "tree"}

@@ -83,11 +83,12 @@ class Cell:
     @property
     def runner_up(self) -> Optional[Priced]:
         """The cheapest priced algorithm other than the one :attr:`chosen` runs (another
-        algorithm, not the same one with other parameters); cheaper than it where the default is
-        kept."""
+        algorithm, not the same one with other parameters — except the parameters whose values
+        are candidates of their own, ``LibraryAlgorithm.separate``: NCCL's protocols); cheaper than
+        it where the default is kept."""
         if not self.ranking or self.chosen is None:
             return None
-        return next((p for p in self.ranking if p.algorithm != self.chosen.algorithm), None)
+        return next((p for p in self.ranking if _candidate(p) != _candidate(self.chosen)), None)
 
     @property
     def margin(self) -> float:
@@ -196,6 +197,27 @@ def _applies(alg: LibraryAlgorithm, P: int) -> bool:
     return not (alg.pow2_only and P & (P - 1))
 
 
+def _candidate(p: Priced) -> tuple:
+    """What tells candidates apart: the algorithm and its ``separate`` parameters' values."""
+    return p.algorithm, tuple(p.params.get(k) for k in p.algorithm.separate)
+
+
+def _split(alg: LibraryAlgorithm) -> list:
+    """``[(key, params fixed, the algorithm searching the rest)]``: one candidate per combination
+    of the values of ``alg.separate`` (just ``alg`` when it has none)."""
+    from dataclasses import replace
+
+    keys = [k for k in alg.separate if k in alg.searched]
+    if not keys:
+        return [(alg.name, {}, alg)]
+    out = []
+    for vals in itertools.product(*(alg.searched[k] for k in keys)):
+        fixed = dict(zip(keys, vals))
+        rest = {k: v for k, v in alg.searched.items() if k not in keys}
+        out.append(((alg.name,) + tuple(vals), fixed, replace(alg, searched=rest, fixed={**alg.fixed, **fixed})))
+    return out
+
+
 def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, min_gain: float = 1.0,
            default_of: Optional[Callable] = None) -> list:
     """Every :class:`Cell` of the grid, P-major.  ``default_of(P, m)`` gives the library's own
@@ -215,11 +237,12 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
         priced_by_alg = {}
         for a in algs:
             if _applies(a, P):
-                priced_by_alg[a.name] = pricer.best_params(a, P, ms)
+                for key, fixed, searched in _split(a):
+                    priced_by_alg[key] = (a, fixed, pricer.best_params(searched, P, ms))
         for j, m in enumerate(ms):
-            ranking = sorted((Priced(everything[n], which[j] or {}, float(cost[j]))
-                              for n, (cost, which) in priced_by_alg.items() if math.isfinite(cost[j])),
-                             key=lambda p: (p.cost, p.algorithm.name))
+            ranking = sorted((Priced(a, {**fixed, **(which[j] or {})}, float(cost[j]))
+                              for a, fixed, (cost, which) in priced_by_alg.values() if math.isfinite(cost[j])),
+                             key=lambda p: (p.cost, p.algorithm.name, p.label()))
             default = None
             if default_of is not None:
                 d = default_of(P, int(m))

@@ -54,6 +54,8 @@ class LibraryAlgorithm:
     pow2_only: bool = False         # the library runs it only for P a power of two (falls back otherwise)
     mpich_params: tuple = ()        # MPICH JSON leaf parameters, "name=value" ("{k}", "{seg}" filled in)
     note: str = ""                  # where the schedule departs from the library, and why
+    separate: tuple = ()            # searched parameters whose values are candidates of their own (NCCL's
+                                    # protocol: ring/LL and ring/Simple compete as two algorithms do)
 
     @property
     def key(self) -> str:

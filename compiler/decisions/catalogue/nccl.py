@@ -4,8 +4,9 @@ prices for allreduce, bcast, reduce, allgather and reduce_scatter, with the sche
 ``stdlib/nccl/collectives.tlop`` that follows each, or why there is none.
 
 What it does: lists them (:data:`ALGORITHMS`).  Each priced algorithm is searched over NCCL's three
-protocols (``proto``: 0 LL, 1 LL128, 2 Simple — ``NCCL_PROTO_*``, ``src/include/device.h``), so a
-candidate is an algorithm × protocol.  The channel count is not searched: the profile measures a
+protocols (``proto``: 0 LL, 1 LL128, 2 Simple — ``NCCL_PROTO_*``, ``src/include/device.h``), each a
+candidate of its own (``separate``): the table's runner-up may be the same algorithm with another
+protocol.  The channel count is not searched: the profile measures a
 GPU path, not NCCL's per-channel rate (stdlib/nccl/model.tlop), and the tuner CSV's rows carry
 :data:`CHANNELS` — every channel the communicator has (see :mod:`tlop.decisions.write`).
 
@@ -46,7 +47,7 @@ _PAT = ("not written: PAT (RunWorkColl<…, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE> of
 
 def _a(coll, name, schedule, fn, **kw):
     return LibraryAlgorithm("nccl", coll, name, name, None if schedule is None else f"nccl/collectives:{schedule}",
-                            fn, **kw)
+                            fn, separate=("proto",) if schedule else (), **kw)
 
 
 ALGORITHMS = [
