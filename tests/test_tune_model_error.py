@@ -37,7 +37,7 @@ def _write(path, points, torn_tail=False):
 def test_the_cell_error_is_the_largest_error_on_a_ratio_of_two_algorithms(tmp_path):
     pts = [
         _point("coll/allreduce:mpich_ring", 4, 1024, 2.0e-6, 1.0e-6),                  # µ 2.0
-        _point("coll/allreduce:mpich_recursive_doubling", 4, 1024, 3.0e-6, 2.0e-6),    # µ 1.5
+        _point("coll/allreduce:recursive_doubling", 4, 1024, 3.0e-6, 2.0e-6),    # µ 1.5
         _point("taulop/allreduce:rda", 4, 1024, 1.0e-6, 1.0e-6),                         # µ 1.0
         _point("taulop/bcast:binomial", 4, 1024, 5.0e-6, 1.0e-6),                       # another collective
         _point("coll/allreduce:mpich_ring", 8, 1024, 2.0e-6, 1.0e-6),                   # alone at P = 8
@@ -86,7 +86,7 @@ def test_the_measured_error_replaces_min_gain_at_the_cells_it_measured(tmp_path,
     gain = cell.gain
     factor = gain * 1.5 if error_above_gain else 1.0 + (gain - 1.0) / 2
     pts = [_point("coll/allreduce:mpich_ring", cell.P, cell.m, factor * 1e-6, 1e-6),
-           _point("coll/allreduce:mpich_recursive_doubling", cell.P, cell.m, 1e-6, 1e-6)]
+           _point("coll/allreduce:recursive_doubling", cell.P, cell.m, 1e-6, 1e-6)]
     run = _write(tmp_path / "samples.jsonl", pts)
     err = load_validation(str(run))
     # min_gain 1.0 elsewhere: every other cell takes the cheapest
@@ -108,7 +108,7 @@ def test_the_measured_error_replaces_min_gain_at_the_cells_it_measured(tmp_path,
 def test_the_command_line_names_the_run_in_its_header_and_json(tmp_path, capsys):
     Ps, ms, cell = _a_cell_with_a_gain()
     pts = [_point("coll/allreduce:mpich_ring", cell.P, cell.m, cell.gain * 2e-6, 1e-6),
-           _point("coll/allreduce:mpich_recursive_doubling", cell.P, cell.m, 1e-6, 1e-6)]
+           _point("coll/allreduce:recursive_doubling", cell.P, cell.m, 1e-6, 1e-6)]
     run = _write(tmp_path / "samples.jsonl", pts)
     js = tmp_path / "t.json"
     assert main(["tune", f"P={cell.P}", f"m={cell.m}B", "--collective", "allreduce", "--library", "mpich",
