@@ -235,3 +235,15 @@ def test_tune_all_collectives_says_which_nccl_does_not_have(capsys):
     out = capsys.readouterr().out
     assert "NCCL has no alltoall, gather, scatter, reduce_scatter_block, barrier: not tuned for it" in out
     assert out.count("— NCCL") == 5
+
+
+def test_nccl_channels_sets_every_rows_channel_count(tmp_path, capsys):
+    out = tmp_path / "nccl.csv"
+    assert main(["tune", "P=8", "m=1KiB,4MiB", "--collective", "allgather", "--library", "nccl", "--profile", PROFILE,
+                 "--mapping", MAPPING, "--nccl", str(out), "--nccl-channels", "12"]) == 0
+    rows = _csv_rows(out.read_text())
+    assert rows and {r[5] for r in rows} == {"12"}
+    capsys.readouterr()
+    assert main(["tune", "P=8", "m=1KiB", "--collective", "allgather", "--library", "nccl", "--profile", PROFILE,
+                 "--mapping", MAPPING, "--nccl", str(out), "--nccl-channels", "65"]) != 0
+    assert "1 to 64 channels" in capsys.readouterr().err

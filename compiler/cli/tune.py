@@ -86,6 +86,11 @@ def add_arguments(p) -> None:
     p.add_argument("--mpich", metavar="FILE", help="write MPICH's JSON collective selection file")
     p.add_argument("--nccl", metavar="FILE", help="write the CSV of NVIDIA's example NCCL tuner plugin "
                                                    "(NCCL_TUNER_CONFIG_FILE)")
+    p.add_argument("--nccl-channels", type=int, metavar="N",
+                   help="the channels every row of --nccl asks for, 1..64 (default 64: every channel of the "
+                        "communicator, as NCCL caps the count at its own for collectives; ncclAllGatherV does "
+                        "not cap it, so give the communicator's count, NCCL_DEBUG=INFO prints it, if the "
+                        "application calls ncclAllGatherV)")
     p.add_argument("--json", metavar="FILE", help="write the decision tables as JSON (- for stdout)")
 
 
@@ -287,6 +292,8 @@ def run(args) -> int:
         raise TlopError("give the ranges to tune over, e.g. P=2..64:x2 m=1KiB..4MiB:x4")
     if not (args.min_gain >= 1.0) or not math.isfinite(args.min_gain):
         raise TlopError(f"--min-gain {args.min_gain}: expected a number >= 1")
+    if args.nccl_channels is not None and not 1 <= args.nccl_channels <= 64:
+        raise TlopError(f"--nccl-channels {args.nccl_channels}: NCCL has 1 to 64 channels (MAXCHANNELS)")
     error = None
     if args.error_from:
         from tlop.decisions.model_error import load_validation

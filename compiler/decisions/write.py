@@ -6,7 +6,8 @@ and parameters the printed table shows, or ``algorithm=None`` where the table ke
 default (the file then leaves the library's own decision in place) — and writes the files asked
 for: Open MPI's classic dynamic rules, Open MPI 6.0's JSON rules, MPICH's JSON selection, and the
 CSV of NVIDIA's example NCCL tuner plugin (each NCCL rule carries the protocol the table chose and
-:data:`tlop.decisions.catalogue.nccl.CHANNELS`, every channel of the communicator).
+:data:`tlop.decisions.catalogue.nccl.CHANNELS`, every channel of the communicator, unless
+``--nccl-channels`` says how many).
 
 What it does not do: choose (:mod:`tlop.decisions.selection`) or know a format
 (:mod:`tlop.decisions.files`).
@@ -35,14 +36,16 @@ def rules_of(result, library: str) -> list:
     return out
 
 
-def nccl_rules(rules) -> list:
+def nccl_rules(rules, channels=None) -> list:
     """NCCL rules as the tuner CSV takes them: ``{"protocol": "ll"|"ll128"|"simple", "channels": …}``
-    from the table's ``{"proto": 0|1|2}``."""
+    from the table's ``{"proto": 0|1|2}``; ``channels`` default
+    :data:`tlop.decisions.catalogue.nccl.CHANNELS`."""
     from dataclasses import replace
 
     from tlop.decisions.catalogue.nccl import CHANNELS, PROTOCOLS
 
-    return [replace(r, params={"protocol": PROTOCOLS[int(r.params["proto"])], "channels": CHANNELS})
+    n = CHANNELS if channels is None else int(channels)
+    return [replace(r, params={"protocol": PROTOCOLS[int(r.params["proto"])], "channels": n})
             if r.algorithm is not None else r for r in rules]
 
 
@@ -60,7 +63,8 @@ def write_files(args, result, profile, mapping, mapping_text: str, model: str) -
             ("openmpi", "openmpi", lambda rules: openmpi_classic.write(rules, header=header)),
             ("openmpi_json", "openmpi", lambda rules: openmpi_json.write(rules, mapping=mapping)),
             ("mpich", "mpich", lambda rules: mpich_json.write(rules)),
-            ("nccl", "nccl", lambda rules: nccl_csv.write(nccl_rules(rules), header=header, mapping=mapping))):
+            ("nccl", "nccl", lambda rules: nccl_csv.write(nccl_rules(rules, getattr(args, "nccl_channels", None)),
+                                                         header=header, mapping=mapping))):
         target = getattr(args, option, None)
         if not target:
             continue

@@ -30,7 +30,10 @@ PROTOCOLS = ("ll", "ll128", "simple")
 #: nChannels[kind] = min(…, comm->nChannels)), so this is "all of the communicator's channels" —
 #: the example plugin cannot keep NCCL's own count (it returns 1 for -1), and 1 would starve large
 #: messages.  NCCL itself lowers the count for small messages (topoGetAlgoInfo's threshold loop);
-#: a row of the plugin overrides that too.
+#: a row of the plugin overrides that too.  One exception: ncclAllGatherV's scheduler
+#: (src/scheduler/allgatherv_sched.cc, ``nChannels = tcoll.nMaxChannels``) does not cap it, so for
+#: an application that calls ncclAllGatherV the rows must carry the communicator's own count
+#: (``tlop tune --nccl-channels``).
 CHANNELS = 64
 
 _SRC = "src/graph/tuning.cc: ncclTopoTuneModel"
