@@ -4,7 +4,7 @@ prices for allreduce, bcast, reduce, allgather and reduce_scatter, with the sche
 ``stdlib/nccl/collectives.tlop`` that follows each, or why there is none.
 
 What it does: lists them (:data:`ALGORITHMS`).  Each priced algorithm is searched over NCCL's three
-protocols (``proto``: 0 LL, 1 LL128, 2 Simple — ``NCCL_PROTO_*``, ``src/include/device.h``), each a
+protocols (``proto``: 0 LL, 1 LL128, 2 Simple — ``NCCL_PROTO_*``, ``src/include/plugin/nccl_tuner.h``), each a
 candidate of its own (``separate``): the table's runner-up may be the same algorithm with another
 protocol.  The channel count is not searched: the profile measures a
 GPU path, not NCCL's per-channel rate (stdlib/nccl/model.tlop), and the tuner CSV's rows carry
