@@ -50,17 +50,18 @@ def test_ring_allreduce_is_nccls_latency_plus_the_profiles_bandwidth():
 
 def test_tree_allreduce_and_one_node():
     """One node (P = 4 on sequential(4)): NVLink latencies, gpu_on_socket's β.  Tree Simple:
-    8.4 + 2 · (3 · 4.0 + 0 · NET) µs and 2m at β / 0.92; ring LL128 on one node: 14.0 + 6 · 1.9 µs."""
+    8.4 + 2 · (3 · 4.0 + 0 · NET) µs and 2m at β / 0.92, over treeCorrectionFactor[Simple][log2(m/64)
+    = 10] = 0.6; ring LL128 on one node: 14.0 + 6 · 1.9 µs."""
     m = 65536
-    tree = (8.4 + 2 * 3 * 4.0) * US + 2 * m * _beta("gpu_on_socket") / 0.92
+    tree = (8.4 + 2 * 3 * 4.0) * US + 2 * m * _beta("gpu_on_socket") / 0.92 / 0.6
     assert float(M["tree_allreduce"].evaluate(PROFILE, P=4, m=m, proto=2, mapping=MAPPING)) == \
         pytest.approx(tree, rel=1e-12)
     ring = (14.0 + 6 * 1.9) * US + m * 6 / 4 * _beta("gpu_on_socket") / 0.92
     assert float(M["ring_allreduce"].evaluate(PROFILE, P=4, m=m, proto=1, mapping=MAPPING)) == \
         pytest.approx(ring, rel=1e-12)
     # 16 GPUs on 4 nodes, tree LL: 6.8 + 2 · (3 · 0.6 + log2(4) · 5.0) µs; 2m at β/(0.92/3.8), capped
-    # by llMaxBw = 20.4 GB/s beyond two nodes
-    t = (6.8 + 2 * (3 * 0.6 + 2 * 5.0)) * US + 2 * m * max(_beta("gpu_off_node") * 3.8 / 0.92, 1e-9 / 20.4)
+    # by llMaxBw = 20.4 GB/s beyond two nodes, over treeCorrectionFactor[LL][10] = 0.6
+    t = (6.8 + 2 * (3 * 0.6 + 2 * 5.0)) * US + 2 * m * max(_beta("gpu_off_node") * 3.8 / 0.92, 1e-9 / 20.4) / 0.6
     assert float(M["tree_allreduce"].evaluate(PROFILE, P=16, m=m, proto=0, mapping=MAPPING)) == \
         pytest.approx(t, rel=1e-12)
 
@@ -247,3 +248,12 @@ def test_nccl_channels_sets_every_rows_channel_count(tmp_path, capsys):
     assert main(["tune", "P=8", "m=1KiB", "--collective", "allgather", "--library", "nccl", "--profile", PROFILE,
                  "--mapping", MAPPING, "--nccl", str(out), "--nccl-channels", "65"]) != 0
     assert "1 to 64 channels" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("proto, m, factor", [(0, 63, 1.0), (0, 64, 1.0), (0, 64 << 12, 0.4), (1, 64 << 16, 0.8),
+                                              (2, 64 << 8, 0.7), (2, 64 << 22, 0.9), (2, 64 << 23, 1.0)])
+def test_the_tree_carries_nccls_correction_factor(proto, m, factor):
+    """treeCorrectionFactor[proto][log2(m/64)] (tuning.cc l. 623-627) divides the tree's bytes term:
+    none below 64 B and from log2(m/64) = 23 on."""
+    src = 'import "nccl/model.tlop"\nalgorithm f(m: bytes, proto: int >= 0) = tree_corr(proto, m) * 1s\n'
+    assert float(tlop.loads(src)["f"].evaluate(PROFILE, m=m, proto=proto)) == pytest.approx(factor, rel=1e-12)

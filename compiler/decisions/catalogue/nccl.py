@@ -56,7 +56,7 @@ def _a(coll, name, schedule, fn, **kw):
 ALGORITHMS = [
     _a("allreduce", "ring", "ring_allreduce", "src/device/all_reduce.h: runRing; " + _SRC, searched=_PROTO),
     _a("allreduce", "tree", "tree_allreduce", "src/device/all_reduce.h: runTreeSplit; " + _SRC, searched=_PROTO,
-       note="NCCL's double binary tree across nodes, a chain inside each node; treeCorrectionFactor not applied"),
+       note="NCCL's double binary tree across nodes, a chain inside each node; with NCCL's treeCorrectionFactor"),
     _a("allreduce", "collnet_direct", None, _SRC, status=_COLLNET),
     _a("allreduce", "collnet_chain", None, _SRC, status=_COLLNET),
     _a("allreduce", "nvls", None, _SRC, status=_NVLS),
