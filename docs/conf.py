@@ -8,7 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib", "tlop_catalogue", "tlop_partition_figure", "tlop_speeds_figure"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.mathjax", "tlop_stdlib", "tlop_catalogue", "tlop_partition_figure", "tlop_speeds_figure",
+              "tlop_explain_figure"]
 exclude_patterns = ["_build", "_generated"]
 html_static_path = ["_static"]
 html_theme = "alabaster"

@@ -78,6 +78,17 @@ def rst_blocks(path: Path) -> list[Block]:
     rel = _rel(path)
     while i < len(lines):
         line = lines[i]
+        inc = re.match(r"^(\s*)\.\. literalinclude::\s*(\S+)\s*$", line)
+        if inc:
+            options, j = {}, i + 1
+            while j < len(lines) and re.match(r"^\s+:(\w[\w-]*):\s*(.*)$", lines[j]):
+                k, v = re.match(r"^\s+:(\w[\w-]*):\s*(.*)$", lines[j]).groups()
+                options[k] = v.strip()
+                j += 1
+            text = (path.parent / inc.group(2)).read_text(encoding="utf-8")
+            out.append(Block(rel, i + 1, options.get("language"), text, options.get("caption"), options))
+            i = j
+            continue
         m = re.match(r"^(\s*)\.\. (code-block|code|sourcecode)::\s*(\S*)\s*$", line)
         bare = (not line.lstrip().startswith("..") and line.rstrip().endswith("::")
                 and not line.rstrip().endswith(":::"))
