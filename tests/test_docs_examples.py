@@ -13,10 +13,12 @@ directory per page so that a page's blocks build on each other):
   stderr first then stdout, compared line by line after :func:`normalise` (a line ``…`` stands
   for any number of lines); with no output shown the command must succeed.  Commands that need
   an MPI job or a real cluster (:data:`NOT_RUN`) are parsed with the CLI's own parser instead,
-  so a stale option still fails.  Other programs (``mpiexec``, ``python …``) are not run.
+  so a stale option still fails, and so is a later command that reads a file such a command
+  would have written (``--out``).  Other programs (``mpiexec``, ``python …``) are not run.
 * ``python`` — executed, blocks of one page in one namespace, in the page's directory.
 * ``json`` — parsed; with ``:caption: NAME.json`` it is written into the page's directory.
-* ``text`` — not run: output shown alone, fragments, error messages of other tools.
+* ``text`` — not run: output shown alone, fragments, error messages of other tools; with
+  ``:caption: NAME`` it is a file the page's commands read (a host file), written as such.
 * ``sh`` — only the README's set-up lines (they are what builds the environment that runs this).
 
 A bare ``::`` literal block is an error: its kind must be said.  A failure shows the command
@@ -193,7 +195,9 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and expected[0] == actual[0] and matches(expected[1:], actual[1:])
 
 
-def run_command(cmd: Command, block: Block, capsys) -> None:
+def run_command(cmd: Command, block: Block, capsys, not_made: set) -> None:
+    """Run one command (or parse it: :data:`NOT_RUN`, and commands that read a file only a
+    command not run would have made, whose names ``not_made`` collects)."""
     argv = shlex.split(cmd.text, comments=True)
     where = f"{block.doc}:{cmd.line}: $ {cmd.text}"
     if not argv or argv[0] != "tlop":
@@ -202,13 +206,16 @@ def run_command(cmd: Command, block: Block, capsys) -> None:
     from tlop.cli.main import COMMANDS, build_parser, main
 
     sub = next((a for a in argv[1:] if not a.startswith("-")), None)
-    if sub in NOT_RUN:
+    if sub in NOT_RUN or not_made.intersection(argv):
         parser = build_parser(sub if sub in COMMANDS else None)
+        capsys.readouterr()
         try:
             args = parser.parse_args(argv[1:])
-        except SystemExit as e:  # pragma: no cover - a failure's message
+        except SystemExit as e:
             raise AssertionError(f"{where}: the CLI does not parse it ({capsys.readouterr().err.strip()})") from e
         assert getattr(args, "run", None), where
+        if sub in NOT_RUN:
+            not_made.update(argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--out")
         return
     capsys.readouterr()
     rc = main(argv[1:])
@@ -265,10 +272,11 @@ def test_every_block_of_the_page_runs(path, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
     namespace: dict = {"__name__": "__docs__"}
-    failures = []
+    failures: list[str] = []
+    not_made: set = set()
     for block in blocks(path):
         try:
-            run_block(block, path, namespace, capsys)
+            run_block(block, path, namespace, capsys, failures, not_made)
         except AssertionError as e:
             failures.append(str(e).split("\nassert ")[0])
         except Exception as e:  # a python block's own error
@@ -276,7 +284,7 @@ def test_every_block_of_the_page_runs(path, tmp_path, monkeypatch, capsys):
     assert not failures, f"{len(failures)} block(s) of {path.name} fail:\n\n" + "\n\n".join(failures)
 
 
-def run_block(block: Block, path: Path, namespace: dict, capsys) -> None:
+def run_block(block: Block, path: Path, namespace: dict, capsys, failures: list, not_made: set) -> None:
     where = f"{block.doc}:{block.line}"
     assert block.lang is not None, f"{where}: a code block without a language: mark it (text if it is not run)"
     assert block.lang in KINDS, f"{where}: language {block.lang!r}; one of {sorted(KINDS)}"
@@ -284,11 +292,17 @@ def run_block(block: Block, path: Path, namespace: dict, capsys) -> None:
         check_tlop(block, capsys)
     elif block.lang == "console":
         for cmd in commands(block):
-            run_command(cmd, block, capsys)
+            try:
+                run_command(cmd, block, capsys, not_made)
+            except AssertionError as e:
+                failures.append(str(e).split("\nassert ")[0])
     elif block.lang == "python":
         run_python(block, namespace)
     elif block.lang == "json":
         check_json(block)
+    elif block.lang == "text":
+        if block.caption:  # a file the page's commands read
+            Path(block.caption).write_text(block.body, encoding="utf-8")
     elif block.lang == "sh":
         assert path.name == "README.md", f"{where}: a shell block: run it as console, or mark it text"
 
