@@ -45,6 +45,22 @@ DOCS = ROOT / "docs"
 #: tests run them, marked ``mpi``); their options are still parsed
 NOT_RUN = {"measure", "validate", "tune-check"}
 
+#: commands that take seconds of CPU (the default run parses them; the ``slow`` run, ``-m slow``,
+#: runs them as well): (page, the start of the command) -> why
+SLOW = {
+    ("docs/configurations.rst", "tlop explain kernels/summa summa b=8KiB --config fig8 --at k=80"):
+        "paper 000's derivation of one SUMMA iteration: ~25 s",
+    ("docs/configurations.rst", "tlop sweep kernels/summa summa_banded N=128,256 b=8KiB --config M14..M16"):
+        "6 SUMMA evaluations over 41-47 ranks: ~10 s (tests/test_config_sweep.py runs it too)",
+    ("docs/configurations.rst", "tlop eval kernels/summa summa N=128 b=8KiB --config M10"):
+        "~5 s",
+}
+
+
+def _slow(doc: str, text: str) -> bool:
+    return any(doc == d and text.startswith(c) for d, c in SLOW)
+
+
 #: languages a block may have
 KINDS = {"tlop", "console", "python", "json", "text", "sh"}
 
@@ -196,7 +212,7 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and expected[0] == actual[0] and matches(expected[1:], actual[1:])
 
 
-def run_command(cmd: Command, block: Block, capsys, not_made: set) -> None:
+def run_command(cmd: Command, block: Block, capsys, not_made: set, run_slow: bool = True) -> None:
     """Run one command (or parse it: :data:`NOT_RUN`, and commands that read a file only a
     command not run would have made, whose names ``not_made`` collects)."""
     argv = shlex.split(cmd.text, comments=True)
@@ -207,7 +223,7 @@ def run_command(cmd: Command, block: Block, capsys, not_made: set) -> None:
     from tlop.cli.main import COMMANDS, build_parser, main
 
     sub = next((a for a in argv[1:] if not a.startswith("-")), None)
-    if sub in NOT_RUN or not_made.intersection(argv):
+    if sub in NOT_RUN or not_made.intersection(argv) or (not run_slow and _slow(block.doc, cmd.text)):
         parser = build_parser(sub if sub in COMMANDS else None)
         capsys.readouterr()
         try:
@@ -266,10 +282,14 @@ def run_python(block: Block, namespace: dict) -> None:
 
 
 DOCUMENTS = _documents()
+_PAGES = [pytest.param(p, False, id=_rel(p)) for p in DOCUMENTS] + [
+    pytest.param(p, True, id=_rel(p) + "-slow", marks=pytest.mark.slow)
+    for p in DOCUMENTS if any(d == _rel(p) for d, _ in SLOW)]
 
 
-@pytest.mark.parametrize("path", DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in DOCUMENTS])
-def test_every_block_of_the_page_runs(path, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("path, run_slow", _PAGES)
+def test_every_block_of_the_page_runs(path, run_slow, tmp_path, monkeypatch, capsys):
+    """Each page's blocks in order (:data:`SLOW` commands parsed only, but in the ``slow`` run)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
     namespace: dict = {"__name__": "__docs__"}
@@ -277,7 +297,7 @@ def test_every_block_of_the_page_runs(path, tmp_path, monkeypatch, capsys):
     not_made: set = set()
     for block in blocks(path):
         try:
-            run_block(block, path, namespace, capsys, failures, not_made)
+            run_block(block, path, namespace, capsys, failures, not_made, run_slow)
         except AssertionError as e:
             failures.append(str(e).split("\nassert ")[0])
         except Exception as e:  # a python block's own error
@@ -285,7 +305,8 @@ def test_every_block_of_the_page_runs(path, tmp_path, monkeypatch, capsys):
     assert not failures, f"{len(failures)} block(s) of {path.name} fail:\n\n" + "\n\n".join(failures)
 
 
-def run_block(block: Block, path: Path, namespace: dict, capsys, failures: list, not_made: set) -> None:
+def run_block(block: Block, path: Path, namespace: dict, capsys, failures: list, not_made: set,
+              run_slow: bool = True) -> None:
     where = f"{block.doc}:{block.line}"
     assert block.lang is not None, f"{where}: a code block without a language: mark it (text if it is not run)"
     assert block.lang in KINDS, f"{where}: language {block.lang!r}; one of {sorted(KINDS)}"
@@ -294,7 +315,7 @@ def run_block(block: Block, path: Path, namespace: dict, capsys, failures: list,
     elif block.lang == "console":
         for cmd in commands(block):
             try:
-                run_command(cmd, block, capsys, not_made)
+                run_command(cmd, block, capsys, not_made, run_slow)
             except AssertionError as e:
                 failures.append(str(e).split("\nassert ")[0])
     elif block.lang == "python":
