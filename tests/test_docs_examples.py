@@ -54,6 +54,7 @@ SLOW = {
         "6 SUMMA evaluations over 41-47 ranks: ~10 s (tests/test_config_sweep.py runs it too)",
     ("docs/configurations.rst", "tlop eval kernels/summa summa N=128 b=8KiB --config M10"):
         "~5 s",
+    ("docs/papers.rst", "tlop grid-bcast simulate --runs 10000"): "910,000 simulated broadcasts: ~75 s",
 }
 
 
