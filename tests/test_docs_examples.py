@@ -45,8 +45,8 @@ DOCS = ROOT / "docs"
 #: tests run them, marked ``mpi``); their options are still parsed
 NOT_RUN = {"measure", "validate", "tune-check"}
 
-#: commands that take seconds of CPU (the default run parses them; the ``slow`` run, ``-m slow``,
-#: runs them as well): (page, the start of the command) -> why
+#: commands that take more than about 1.5 s of CPU (the default run parses them; the ``slow`` run,
+#: ``-m slow``, runs them as well): (page, the start of the command) -> why
 SLOW = {
     ("docs/configurations.rst", "tlop explain kernels/summa summa b=8KiB --config fig8 --at k=80"):
         "paper 000's derivation of one SUMMA iteration: ~25 s",
@@ -55,6 +55,13 @@ SLOW = {
     ("docs/configurations.rst", "tlop eval kernels/summa summa N=128 b=8KiB --config M10"):
         "~5 s",
     ("docs/papers.rst", "tlop grid-bcast simulate --runs 10000"): "910,000 simulated broadcasts: ~75 s",
+    ("docs/configurations.rst", "tlop eval kernels/summa summa b=8KiB --config fig8"): "~2 s",
+    ("docs/configurations.rst", "tlop eval kernels/summa summa b=8KiB --layout two-nodes.json"): "~2 s",
+    ("docs/configurations.rst", "tlop eval kernels/hloggp summa_hloggp_pairs N=128"): "~2 s",
+    ("docs/configurations.rst", "tlop sweep kernels/hloggp wave2d_hloggp_pairs"): "~1.5 s",
+    ("README.md", "tlop tune P=2..32:x2"): "two collectives, both libraries: ~4 s",
+    ("README.md", "tlop prove taulop/collectives"): "a bounded Z3 proof: ~3 s",
+    ("README.md", "tlop audit P=2..32:x2"): "~2 s",
 }
 
 
