@@ -3,7 +3,8 @@
 What each kind of block means here (one rule per language, in page order, one working
 directory per page so that a page's blocks build on each other):
 
-* ``tlop`` — with ``:caption: NAME.tlop`` the block is that file: it is written into the
+* ``tlop`` — with ``:caption: NAME.tlop`` (a ``literalinclude`` of ``docs/examples/`` too, or in
+  Markdown `````tlop NAME.tlop``) the block is that file: it is written into the
   page's directory (a later block of the same name replaces it, as a tutorial edits a file) and
   the page's commands check it.  Without a caption it must check on its own (``tlop check``);
   a block without an ``import`` is checked as if it began with ``import
@@ -14,7 +15,9 @@ directory per page so that a page's blocks build on each other):
   for any number of lines); with no output shown the command must succeed.  Commands that need
   an MPI job or a real cluster (:data:`NOT_RUN`) are parsed with the CLI's own parser instead,
   so a stale option still fails, and so is a later command that reads a file such a command
-  would have written (``--out``).  Other programs (``mpiexec``, ``python …``) are not run.
+  would have written (``--out``).  Commands that take seconds (:data:`SLOW`) are parsed in the
+  default run and run in the ``slow`` one (``-m slow``).  Other programs (``mpiexec``,
+  ``python …``) are not run.
 * ``python`` — executed, blocks of one page in one namespace, in the page's directory.
 * ``json`` — parsed; with ``:caption: NAME.json`` it is written into the page's directory.
 * ``text`` — not run: output shown alone, fragments, error messages of other tools; with
@@ -335,6 +338,13 @@ def run_block(block: Block, path: Path, namespace: dict, capsys, failures: list,
             Path(block.caption).write_text(block.body, encoding="utf-8")
     elif block.lang == "sh":
         assert path.name == "README.md", f"{where}: a shell block: run it as console, or mark it text"
+
+
+def test_every_slow_command_is_on_its_page():
+    """A :data:`SLOW` entry that no longer names a documented command would let nothing be slow."""
+    shown = {(b.doc, c.text) for p in DOCUMENTS for b in blocks(p) if b.lang == "console" for c in commands(b)}
+    for doc, start in SLOW:
+        assert any(d == doc and text.startswith(start) for d, text in shown), (doc, start)
 
 
 def test_the_block_parsers():
