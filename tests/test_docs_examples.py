@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
