@@ -108,7 +108,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
     if candidates is None:
         from tlop.decisions.catalogue import catalogue
 
-        candidates = [a for a in catalogue(collective, library) if a.schedule is not None]
+        candidates = [a for a in catalogue(collective, library) if a.priceable and a.candidate]
     candidates = list(candidates)
     ms = [int(m) for m in ms]
     cells = []
@@ -129,7 +129,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
         default_costs: list = [None] * len(ms)
         groups: dict = {}
         for j, (decision, algorithm) in enumerate(decisions):
-            if algorithm is not None and getattr(algorithm, "schedule", "") is not None:
+            if algorithm is not None and getattr(algorithm, "priceable", True):
                 params = {**dict(getattr(algorithm, "fixed", {}) or {}), **decision.params}
                 key = (algorithm.library, algorithm.collective, algorithm.name, tuple(sorted(params.items())))
                 groups.setdefault(key, (algorithm, params, []))[2].append(j)
@@ -150,7 +150,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
             default_cost, note = default_costs[j], ""
             if algorithm is None:
                 note = f"the default {decision.name} ({decision.id}) is not in tlop's catalogue"
-            elif getattr(algorithm, "schedule", "") is None:
+            elif not getattr(algorithm, "priceable", True):
                 note = f"the default {decision.name} has no schedule ({algorithm.status})"
             elif default_cost is None:
                 note = f"the default {decision.name} cannot be priced here"
