@@ -251,30 +251,41 @@ def test_the_audit_prices_mpich_s_default_barrier():
 # ---------------------------------------------------------------------------------------------
 # real libraries (P <= 4, one node): the composite's calls send what the library sends
 
-def _part_pairs(lib, part, P, m):
-    """{(src, dst): (bytes, messages)} of one call of a composite on one node of P ranks."""
+def _part_pairs(lib, part, P, m, Q):
+    """{(src, dst): (bytes, messages)} of one call of a composite at P ranks placed
+    ``sequential(Q)`` (Q ranks per node), in the communicator's ranks."""
     from _traffic import schedule_pairs
 
-    pricer = _pricer(f"sequential({P})")
+    pricer = _pricer(f"sequential({Q})")
     mi = _inner_m(part, P, m)
-    out = Counter(), Counter()
-    for n, _sub in sub_communicators(pricer.mapping, P, part.over):
+    sizes = [min(Q, P - first) for first in range(0, P, Q)]
+    if part.over == "comm":
+        groups = [list(range(P))]
+    elif part.over == "node_roots":
+        groups = [list(range(0, P, Q))] if len(sizes) > 1 else []
+    else:
+        nodes = {"node": range(len(sizes)), "root_node": [0], "other_nodes": range(1, len(sizes))}[part.over]
+        groups = [list(range(i * Q, i * Q + sizes[i])) for i in nodes if sizes[i] > 1]
+    nbytes, count = Counter(), Counter()
+    for ranks in groups:
+        n = len(ranks)
         if part.algorithm is not None:
             inner, params = find(lib, part.collective, part.algorithm), {}
         else:
             inner, params = decision(pricer, lib, part.collective, n, mi, part.over)
         values = {**inner.fixed, **{k: v for k, v in params.items() if isinstance(v, int)}}
-        pairs = schedule_pairs(inner.schedule, n, mi, values, mapping=f"sequential({n})")
-        for k, (b, c) in pairs.items():
-            out[0][k] += 0 if part.collective == "barrier" else b  # barrier tokens are 0-byte messages
-            out[1][k] += c
-    return out
+        sub = "sequential(1)" if part.over == "node_roots" else f"sequential({n})"
+        for (a, b), (nb, c) in schedule_pairs(inner.schedule, n, mi, values, mapping=sub).items():
+            nbytes[(ranks[a], ranks[b])] += 0 if part.collective == "barrier" else nb  # barrier tokens: 0 bytes
+            count[(ranks[a], ranks[b])] += c
+    return nbytes, count
 
 
-def composite_pairs(lib, coll, name, P, m):
+def composite_pairs(lib, coll, name, P, m, Q=None):
+    """{(src, dst): (bytes, messages)} of a composite at P ranks, Q per node (default: one node)."""
     nbytes, count = Counter(), Counter()
     for part in find(lib, coll, name).parts(P, m):
-        b, c = _part_pairs(lib, part, P, m)
+        b, c = _part_pairs(lib, part, P, m, Q or P)
         nbytes.update(b)
         count.update(c)
     return {k: (nbytes[k], count[k]) for k in count}
@@ -297,6 +308,10 @@ if coll == "allreduce":
     out = np.zeros(m, dtype=np.uint8)
     c.Allreduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM)
     ok = (out == P).all()
+elif coll == "reduce":
+    out = np.zeros(m, dtype=np.uint8)
+    c.Reduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM, root=0)
+    ok = r != 0 or (out == P).all()
 elif coll == "allgather":
     out = np.zeros(P * m, dtype=np.uint8)
     c.Allgather(np.full(m, r, dtype=np.uint8), out)
@@ -364,12 +379,14 @@ def test_open_mpi_sends_the_messages_of_the_composite(openmpi, tmp_path, coll, n
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("coll, name, P, m, tags", [("barrier", "smp", 4, 0, {1, 2}),
-                                                   ("allreduce", "smp", 4, 4096, {11, 2}),
-                                                   ("bcast", "smp", 4, 4096, {2})])
-def test_mpich_sends_the_messages_of_the_composite(tmp_path, monkeypatch, coll, name, P, m, tags):
-    """Forced (MPIR_CVAR_<COLL>_INTRA_ALGORITHM=smp) on one node: node_comm is the whole
-    communicator, node_roots_comm one rank; the calls run MPICH's selection for node_comm."""
+@pytest.mark.parametrize("coll, name, P, m", [("barrier", "smp", 4, 0), ("allreduce", "smp", 4, 4096),
+                                             ("reduce", "smp", 4, 4096), ("bcast", "smp", 4, 4096)])
+def test_mpich_sends_the_messages_of_the_composite_between_nodes(tmp_path, monkeypatch, coll, name, P, m):
+    """Forced (MPIR_CVAR_<COLL>_INTRA_ALGORITHM=smp) on two 'nodes' of two ranks (MPICH's own
+    debugging split of one machine: MPIR_CVAR_NUM_CLIQUES=2 by block, src/util/mpir_nodemap.c).
+    The trace sees the network path only (messages within a clique go through shared memory), so
+    the messages between the nodes — node_roots_comm's call, each what MPICH's selection picks
+    for a 2-rank communicator — are compared; a fallback to a flat algorithm would send others."""
     pytest.importorskip("mpi4py")
     import test_catalogue_a as A
 
@@ -377,7 +394,17 @@ def test_mpich_sends_the_messages_of_the_composite(tmp_path, monkeypatch, coll, 
 
     if mpich_default_selection() is None:
         pytest.skip("MPICH's library (the mpich wheel) is not beside this Python")
-    monkeypatch.setitem(A.MPICH_TAGS, coll, tags)
+    monkeypatch.setitem(A.MPICH_TAGS, coll, {1, 2, 11, 14})  # barrier, bcast, reduce, allreduce (mpir_tags.h)
+    import _mpich_helpers
+
     monkeypatch.setattr(A, "COLL", SCRIPT)
-    got = A.mpich_traffic(tmp_path, coll, m, P, {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": name})
-    assert got == composite_pairs("mpich", coll, name, P, m)
+    monkeypatch.setattr(_mpich_helpers, "TRACED", {k: v for k, v in _mpich_helpers.TRACED.items()
+                                                   if k != "MPIR_CVAR_NOLOCAL"})
+    got = A.mpich_traffic(tmp_path, coll, m, P, {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": name,
+                                                 "MPIR_CVAR_NUM_CLIQUES": "2", "MPIR_CVAR_CLIQUES_BY_BLOCK": "1"})
+    # between nodes only the leaders (ranks 0 and 2) speak, on node_roots_comm; the trace names the
+    # sender by its rank in the communicator of the message (the immediate data MPICH sends), so
+    # leader 2 appears as node_roots_comm's rank 1 — and a flat fallback would show other pairs
+    expected = {(k[0] // 2, k[1]): v for k, v in composite_pairs("mpich", coll, name, P, m, Q=2).items()
+                if k[0] // 2 != k[1] // 2}
+    assert expected and got == expected
