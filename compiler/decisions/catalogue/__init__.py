@@ -26,7 +26,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["LibraryAlgorithm", "Part", "COLLECTIVES", "LIBRARIES", "catalogue", "find"]
+__all__ = ["LibraryAlgorithm", "Part", "COLLECTIVES", "LIBRARIES", "catalogue", "find", "nb_status"]
 
 #: the collectives tlop decides for, in the order tables list them
 COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
@@ -78,6 +78,21 @@ class LibraryAlgorithm:
     @property
     def key(self) -> str:
         return f"{self.library}:{self.collective}:{self.name}"
+
+
+def nb_status(collective: str) -> str:
+    """The status of MPICH's ``nb`` algorithm of ``collective`` (``MPIR_<Coll>_allcomm_nb``: the
+    nonblocking call, then a wait).  Its messages are those of the ``MPI_I<coll>`` algorithm MPICH's
+    selection picks, and that selection is fixed and known: the same compiled-in tree holds a
+    ``collective=i<coll>`` subtree (maint/tuning/coll/mpir/generic.json; e.g. ibarrier →
+    ``MPIR_Ibarrier_intra_sched_recursive_doubling``), which :mod:`tlop.decisions.mpich_defaults`
+    walks like the blocking ones.  So ``nb`` is a composite over that decision — not written, because
+    the ``MPIR_I<coll>_intra_sched_*``/``_tsp_*`` algorithms it reaches are separate implementations
+    whose messages have no schedules yet."""
+    return (f"not written: runs MPI_I{collective} and waits; MPICH's default I{collective} selection is fixed "
+            f"and known (the compiled-in tree's collective=i{collective} subtree), so this is a composite over "
+            f"that decision once the MPIR_I{collective.capitalize()}_intra_sched_*/_tsp_* algorithms it reaches "
+            f"are written as schedules (separate implementations, not the blocking ones)")
 
 
 def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -> list:

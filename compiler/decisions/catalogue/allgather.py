@@ -9,6 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 from tlop.decisions.catalogue import Part
 
 
@@ -78,6 +79,5 @@ ALGORITHMS = [
            "library posts early (single_phase_recv false) are stages in the schedule"),
     A("mpich", "allgather", "nb", "MPIR_Allgather_allcomm_nb", None,
       _M + "allgather_allcomm_nb.c: MPIR_Allgather_allcomm_nb",
-      status="not expressible: runs MPI_Iallgather and waits; the schedule is whatever MPICH's "
-             "Iallgather selection picks (MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM), outside this catalogue"),
+      status=_nb_status("allgather")),
 ]

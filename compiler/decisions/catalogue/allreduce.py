@@ -9,7 +9,7 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
 
 _CVARS = "MPICH v5.0.1 src/mpi/coll/cvars.txt"
 
@@ -94,6 +94,5 @@ ALGORITHMS = [
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "allreduce_allcomm_nb.c", "MPIR_Allreduce_allcomm_nb",
-       status="not expressible: runs MPI_Iallreduce and waits; its messages are those of the "
-              "iallreduce algorithm the selection picks at run time"),
+       status=_nb_status("allreduce")),
 ]

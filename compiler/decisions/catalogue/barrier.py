@@ -9,7 +9,7 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
 
 
 def _mpich_smp(P, m):
@@ -56,6 +56,5 @@ ALGORITHMS = [
             "file the sub-communicators' calls walk the file's tree, which tlop does not follow (it "
             "prices them with MPICH's default tree)"),
     _m("nb", None, "barrier_allcomm_nb.c", "MPIR_Barrier_allcomm_nb",
-       status="not expressible: runs MPI_Ibarrier and waits; its messages are those of the "
-              "ibarrier algorithm the selection picks at run time"),
+       status=_nb_status("barrier")),
 ]

@@ -8,7 +8,7 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
 
 #: MPICH's defaults of MPIR_CVAR_BCAST_SHORT_MSG_SIZE, _LONG_MSG_SIZE, _MIN_PROCS (src/mpi/coll/cvars.txt, v5.0.1)
 _SHORT, _LONG, _MIN_PROCS = 12288, 524288, 8
@@ -91,6 +91,5 @@ ALGORITHMS = [
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "bcast_allcomm_nb.c", "MPIR_Bcast_allcomm_nb",
-       status="not expressible: runs MPI_Ibcast and waits, so its messages are those of the "
-              "ibcast algorithm the selection picks at run time"),
+       status=_nb_status("bcast")),
 ]

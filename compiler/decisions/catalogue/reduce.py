@@ -8,7 +8,7 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
 
 
 def _mpich_smp(P, m):
@@ -65,6 +65,5 @@ ALGORITHMS = [
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "reduce_allcomm_nb.c", "MPIR_Reduce_allcomm_nb",
-       status="not expressible: runs MPI_Ireduce and waits; its messages are those of the ireduce "
-              "algorithm the selection picks at run time"),
+       status=_nb_status("reduce")),
 ]

@@ -12,6 +12,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 from tlop.decisions.catalogue import Part
 
 
@@ -60,6 +61,5 @@ ALGORITHMS = [
       constraint="commutative operation"),
     A("mpich", "reduce_scatter", "nb", "MPIR_Reduce_scatter_allcomm_nb", None,
       _M + "reduce_scatter_allcomm_nb.c: MPIR_Reduce_scatter_allcomm_nb",
-      status="not expressible: runs MPI_Ireduce_scatter and waits; the schedule is whatever MPICH's "
-             "Ireduce_scatter selection picks, outside this catalogue"),
+      status=_nb_status("reduce_scatter")),
 ]

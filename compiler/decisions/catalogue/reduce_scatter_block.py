@@ -11,6 +11,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 from tlop.decisions.catalogue import Part
 
 _INT_MAX = 2 ** 31 - 1
@@ -68,6 +69,5 @@ ALGORITHMS = [
       constraint="commutative operation", note="the same messages as Open MPI's recursive_halving"),
     A("mpich", "reduce_scatter_block", "nb", "MPIR_Reduce_scatter_block_allcomm_nb", None,
       _M + "reduce_scatter_block_allcomm_nb.c: MPIR_Reduce_scatter_block_allcomm_nb",
-      status="not expressible: runs MPI_Ireduce_scatter_block and waits; the schedule is whatever "
-             "MPICH's Ireduce_scatter_block selection picks, outside this catalogue"),
+      status=_nb_status("reduce_scatter_block")),
 ]
