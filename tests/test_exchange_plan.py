@@ -96,3 +96,19 @@ def test_the_plan_of_a_library_schedule_sends_its_sendrecvs_both_ways(ref, P):
     got = {k: (nbytes[k], count[k]) for k in count}
     assert got == schedule_pairs(ref, P, 4096, mapping=f"sequential({P})")
     assert any(got.get((d, s)) == v for (s, d), v in got.items() if s != d)  # some pair speaks both ways
+
+
+@pytest.mark.mpi
+def test_an_exchange_plan_runs_under_mpi(tmp_path, monkeypatch):
+    """The plan of coll/allreduce recursive_doubling (exchanges both ways, both ranks combining)
+    runs under mpiexec on 3 ranks, every message checked against the plan by schedrun."""
+    pytest.importorskip("mpi4py")
+    import test_schedrun_mpi as S
+
+    monkeypatch.setattr(S, "CASES", [("coll/allreduce", "recursive_doubling")])
+    job, cells = S._job(tmp_path, 3, ["4KiB"])
+    assert any(len(ph["sends"]) > 1 and any(s[:2][::-1] == t[:2] for s in ph["sends"] for t in ph["sends"])
+               for c in cells for st in c["plan"]["stages"] for ph in st)  # a pair sending both ways
+    events = []
+    assert S._run(job, 3, events) == len(cells)
+    assert [e["event"] for e in events].count("done") == len(cells)
