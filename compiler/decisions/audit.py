@@ -101,7 +101,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
     """One :class:`Cell` per (P, m) of ``Ps`` × ``ms``, P-major.
 
     ``candidates``: the library's algorithms to search (default: the catalogue's for ``library``
-    and ``collective``); ``default(P, m) -> (Decision, LibraryAlgorithm or None)`` replaces the
+    and ``collective`` that ``tlop tune`` may name — schedules and Open MPI's composites); ``default(P, m) -> (Decision, LibraryAlgorithm or None)`` replaces the
     built-in decision (tests, or a library version not modelled).  ``vectorized``: ``price`` takes
     a numpy array of message sizes and returns one cost per size (one call per algorithm,
     parameters and P instead of one per cell — the engines price arrays far faster)."""

@@ -1,7 +1,10 @@
 """The selection ``tlop tune`` prints and writes: per library, the algorithm to run at each (P, m).
 
 What it does: prices every algorithm of one library's catalogue for a collective
-(:mod:`tlop.decisions.catalogue`) — its stdlib schedule, in one model, over one process mapping,
+(:mod:`tlop.decisions.catalogue`) — its stdlib schedule (or, for a composite that calls the
+library's own collectives, the sum of what the library runs for those calls:
+:mod:`tlop.decisions.composite`; MPICH's ``smp`` is priced as a default, never offered), in one
+model, over one process mapping,
 with the arguments the library fixes and every combination of the parameters it takes per call
 (segment size ``seg``, radix or fan-out ``k``) — at every point of a (P, m) grid, and ranks them.
 A :class:`Cell` holds the ranking, the library's own default priced the same way (when the caller
