@@ -18,7 +18,7 @@ import pytest
 
 import tlop
 from tlop.backends.binding import as_mapping
-from tlop.decisions.catalogue import Part, catalogue, find
+from tlop.decisions.catalogue import catalogue, find
 from tlop.decisions.composite import decision, openmpi_rule_decision, sub_communicators
 from tlop.decisions.rules import Rule
 from tlop.decisions.selection import Pricer
