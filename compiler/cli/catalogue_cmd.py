@@ -37,7 +37,8 @@ def run(args) -> int:
             json.dump([dict(zip(["collective", "openmpi", "mpich", "nccl"], r)) for r in data], sys.stdout, indent=1)
             print()
         else:
-            print("schedules / algorithms in the catalogue (Open MPI 5.0 coll/tuned, MPICH 4.x, NCCL):")
+            print("priced (schedules and composites) / algorithms in the catalogue (Open MPI 5.0 coll/tuned, MPICH "
+                  "4.x, NCCL):")
             print_table(["collective", "openmpi", "mpich", "nccl"], data)
         return 0
     data = rows(args.collective, args.library)
