@@ -216,7 +216,7 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
             out[(library, collective)] = cells
             if library == "openmpi":
                 openmpi_rules[collective] = rules_of({(library, collective): cells}, library)
-    return {key: out[key] for c in collectives for key in [(lib, c) for lib in libraries]}
+    return {key: out[key] for c in collectives for key in [(lib, c) for lib in libraries] if key in out}
 
 
 def _rows(cells):
