@@ -226,6 +226,10 @@ def run(args) -> int:
     if not (args.min_gain >= 1.0) or not math.isfinite(args.min_gain):
         raise TlopError(f"--min-gain {args.min_gain}: expected a number >= 1")
     collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning")
+    from tlop.runtime.measure.assemble import profile_environment_warnings
+
+    for w in profile_environment_warnings(profile):    # a table tuned on doubtful timings says so
+        print(f"tlop tune: warning: {w}", file=sys.stderr)
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults)

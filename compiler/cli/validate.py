@@ -410,17 +410,10 @@ def environment_warnings(profile, cores: int, load1, host: str, ranks: int) -> l
     if measured_on and host and measured_on.split(".")[0] != host.split(".")[0]:
         out.append(f"the profile '{profile.name}' was measured on '{measured_on}', not on this host ('{host}'): "
                    f"its predictions are for that machine")
+    from tlop.runtime.measure.assemble import profile_environment_warnings
+
     out += profile_environment_warnings(profile)
     return out
-
-
-def profile_environment_warnings(profile) -> list:
-    """The warnings a measured profile carries about the machine it was measured on (unbound or
-    oversubscribed ranks, load: ``metadata.environment_warnings``, :mod:`tlop.runtime.measure.assemble`),
-    each naming the profile: its predictions inherit them."""
-    got = profile.metadata.get("environment_warnings") or []
-    return [f"the profile '{profile.name}' was measured with a doubtful machine: {printable(str(w))}"
-            for w in got if isinstance(w, str)]
 
 
 def _load1():

@@ -413,6 +413,17 @@ def environment_warnings(runs: list) -> list:
     return list(dict.fromkeys(out))
 
 
+def profile_environment_warnings(profile) -> list:
+    """The warnings a measured profile carries about the machine it was measured on (unbound or
+    oversubscribed ranks, load: ``metadata.environment_warnings``), each naming the profile: what
+    is predicted from it inherits them (``tlop tune`` and ``tlop validate`` repeat them)."""
+    from tlop.runtime.text import printable
+
+    got = profile.metadata.get("environment_warnings") or []
+    return [f"the profile '{printable(profile.name)}' was measured on a doubtful machine: {printable(w)}"
+            for w in got if isinstance(w, str)]
+
+
 def build_and_save(samples_file, out_path, name: str, planned: Optional[set] = None):
     """Assemble from ``samples_file``, validate, and write ``out_path`` atomically; returns the
     loaded :class:`~tlop.runtime.profile.Profile`."""
