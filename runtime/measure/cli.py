@@ -87,6 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--resume", action="store_true", help="continue an interrupted run, keeping what it measured")
     o.add_argument("--overwrite", action="store_true", help="discard an earlier run's samples and start again")
     o.add_argument("--quiet", action="store_true", help="no progress display")
+    o.add_argument("--plot", metavar="FILE",
+                   help="also draw the ping-pong latency per channel with its spread (the median's 95%% CI as "
+                        "error bars, the samples' interquartile range as a band) into FILE (.svg, .png, .pdf)")
     o.add_argument("--mpiexec", metavar="PATH", help="launcher to relaunch under (default: the one beside python)")
     o.add_argument("--mpi", choices=("default", "openmpi"), default="default",
                    help="MPI library: default (the mpiexec beside python or on PATH, e.g. the mpich wheel) or "
@@ -199,6 +202,36 @@ def _check_np(args) -> None:
     if args.np > most:
         raise TlopError(f"--np {args.np}: this host can start at most {max(most, 0)} ranks ({why}); "
                         f"to measure more, start the job yourself with mpiexec or srun")
+
+
+def _check_plot(args) -> None:
+    """``--plot FILE``: a known picture type and matplotlib installed — checked before measuring."""
+    if not getattr(args, "plot", None):
+        return
+    from tlop.runtime.measure.plot import SUFFIXES
+
+    if Path(args.plot).suffix.lower() not in SUFFIXES:
+        raise TlopError(f"--plot {printable(args.plot)}: the picture's name ends in {', '.join(SUFFIXES)}")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise TlopError("--plot needs matplotlib, which is not installed; install it with "
+                        "pip install 'tlop[plot]'") from None
+
+
+def _plot(args, samples: Path) -> None:
+    """Draw ``--plot`` from the samples file (nothing without the option or without ping-pongs)."""
+    if not getattr(args, "plot", None):
+        return
+    from tlop.runtime.measure.plot import latency_figure, write
+
+    fig = latency_figure(read_records(samples))
+    if fig is None:
+        say(f"tlop measure: --plot {printable(args.plot)}: no ping-pong point to draw")
+        return
+    write(fig, args.plot)
+    if not args.quiet:
+        say(f"tlop measure: wrote {printable(args.plot)}")
 
 
 def _check_name(name: str) -> str:
@@ -381,6 +414,7 @@ def run(args) -> int:
         return 0
 
     _check_np(args)
+    _check_plot(args)
     if args.resume and args.overwrite:
         raise TlopError("--resume and --overwrite contradict each other")
     _check_out(out)
@@ -507,6 +541,7 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
             + (f"; {len(w)} warning(s), also in its metadata:" if w else ""))
     print_warnings(prof)
     print_summary(samples, out, args.quiet)
+    _plot(args, samples)
     return 0
 
 
@@ -634,6 +669,7 @@ def _run_direct(args, settings, channels, samples, out, name) -> int:
     if not args.quiet:
         say(f"tlop measure: wrote {printable(out)} and raw samples {printable(samples)}")
     print_summary(samples, out, args.quiet)
+    _plot(args, samples)
     return 0
 
 
