@@ -37,7 +37,8 @@ def _measure(*argv, env=None, timeout=PATIENCE):
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     out = tmp_path_factory.mktemp("measure") / "p.json"
-    r = _measure("--quick", "--sizes", FIXTURE_SIZES, "--bench", "taulop,postal", "--out", str(out))
+    r = _measure("--quick", "--sizes", FIXTURE_SIZES, "--bench", "taulop,postal", "--out", str(out),
+                 "--plot", str(out.with_suffix(".svg")))
     assert r.returncode == 0, r.stderr
     return out
 
@@ -63,6 +64,8 @@ def test_profile_loads_with_both_channels(measured):
     assert all(len(r["load"]) == 3 for r in md["runs"])
     assert not any("share CPUs" in w for w in md["environment_warnings"])
     assert "both directions" in md["timing"]["pingpong"]
+    svg = measured.with_suffix(".svg").read_text()       # --plot: the latency with its spread per channel
+    assert svg.startswith("<?xml") and 'id="spread-shm"' in svg and 'id="ci-tcp"' in svg
 
 
 def test_derived_parameters_positive_and_monotone_in_m(measured):

@@ -100,3 +100,12 @@ def test_eval_and_sweep_read_the_old_name_with_a_warning(argv, capsys):
     new = capsys.readouterr()
     assert old.out == new.out
     assert "'S' is now 'seg'" in old.err and "is now" not in new.err
+
+
+def test_a_compiled_evaluator_reads_the_old_name_too():
+    ev = tlop.load("plogp/bcast")["chain_segmented"].compile("localhost-example")
+    want = ev.batch(P=np.array([4.0, 16.0]), m=65536.0, seg=4096.0)
+    with pytest.warns(RenamedParameterWarning, match="'s' is now 'seg'"):
+        assert np.array_equal(ev.batch(P=np.array([4.0, 16.0]), m=65536.0, s=4096.0), want)
+    with pytest.warns(RenamedParameterWarning):
+        assert ev(P=4.0, m=65536.0, s=4096.0) == want[0]
