@@ -19,6 +19,17 @@ in alternating short batches with it (:func:`tlop.runtime.measure.engine.adaptiv
 both see the same moments of a loaded machine.  Progress, with an ETA, goes to stderr; Ctrl-C
 stops the job keeping every finished cell, and ``--resume`` measures only what is missing.
 
+Method (issue 22 items 18–20): each rank is bound to a core of its own (MPICH ``-bind-to core``,
+Open MPI ``--bind-to core`` — the project's Open MPI environment drops Open MPI's default binding
+— :mod:`tlop.runtime.measure.binding`; not when P exceeds the cores, nor with ``--no-bind``), and
+the report gives, per P, the binding asked for and the CPU affinity the ranks saw (a warning
+when ranks could share a CPU).  Runs are timed by ReproMPI's window start (``--timing window``,
+the default: neither direction of a message favoured) or after a barrier (``--timing
+barrier``), after ``--warmup`` discarded runs (10).  Cells whose programs are identical (the
+same stages, sends and reductions: at P = 2 the three broadcast trees are one send) run once
+and count once in µ̄, beside which the median and the geometric mean of µ are given.  The
+warnings a measured profile carries about its own machine (load, shared CPUs) are repeated.
+
 What it does not do: measure the profile (``tlop measure``), or run on several nodes by itself
 (under ``mpiexec``/``srun`` of a cluster the ranks are where the launcher puts them; the mapping
 must say so with ``--mapping``).
@@ -357,7 +368,8 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, w
                       if getattr(args, "library", False) else "")),
     }
     if "(times of ranks that shared a CPU)" in context["binding"]:
-        print(f"tlop validate: warning: ranks shared a CPU: {context['binding']}", file=sys.stderr)
+        print(f"tlop validate: warning: the ranks were not on CPUs of their own: {context['binding']}",
+              file=sys.stderr)
     report = out / f"report.{args.format}"
     write_report(report, cells, context, figs)
     print_table(header(cells), table_rows(cells))

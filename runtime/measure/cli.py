@@ -15,6 +15,12 @@ What it does: :func:`add_arguments` declares the options on an ``argparse`` pars
   nodes — and rank 0 writes the profile;
 * **worker** (``--worker ROLE``, internal): one relaunched rank.
 
+Ranks are bound to cores of their own (MPICH ``-bind-to core``, Open MPI ``--bind-to core``;
+:mod:`.binding`) unless ``--no-bind`` or ``--np`` exceeds the cores (then a warning); the ranks
+record the binding asked for, their CPU affinity and the load average in each launch's run
+record, and the profile's metadata says both (``binding``, ``environment_warnings``,
+:mod:`.assemble`).  ``--plot FILE`` draws the ping-pong latency with its spread (:mod:`.plot`).
+
 Before anything is launched, planned or allocated, every option is checked (finite, in range;
 ``--np`` against what this host can start, :func:`.launch.max_local_ranks`; the output's
 directory writable or creatable), then the output is locked (:class:`.lock.OutputLock`: a
