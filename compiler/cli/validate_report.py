@@ -133,7 +133,7 @@ def summary(cells: list) -> dict:
     done = distinct(measured)
     mus = [c.mu for c in done]
     misses = sorted((c for c in done if c.mu > MISS), key=lambda c: -c.mu)
-    libs = [c.mu_library for c in cells if math.isfinite(c.mu_library)]
+    libs = [c.mu_library for c in distinct(cells) if math.isfinite(c.mu_library)]
     import statistics
 
     return {"mean_mu": sum(mus) / len(mus) if mus else math.nan, "cells": len(done), "planned": len(cells),
