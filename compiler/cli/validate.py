@@ -171,10 +171,14 @@ def _cells(args, targets, ranges, profile, family="mpich"):
         h = load(f)[a]
         program = h.module.program
         types = {p.name: p.type for p in h.params}
-        for k in ranges:
+        from tlop.backends.renamed import rename_in_place
+
+        own = dict(ranges)
+        rename_in_place(own, types, a)      # S, s: now seg (warned)
+        for k in own:
             if k not in types:
                 raise TlopError(f"'{a}' has no parameter '{k}'; parameters: {', '.join(types)}")
-        values = {k: parse_range(k, v, types[k], program, 10_000) for k, v in ranges.items()}
+        values = {k: parse_range(k, v, types[k], program, 10_000) for k, v in own.items()}
         others = [k for k in values if k not in ("P", "m")]
         for P in values["P"]:
             P = int(P)
