@@ -197,3 +197,21 @@ def test_figure_draws_the_spread_and_the_medians_confidence_interval():
     assert "spread-2-2" in {c.get_gid() for c in other.collections}
     bare = figures(_cells())["lines"]
     assert not any((c.get_gid() or "").startswith("spread-") for a in bare.axes for c in a.collections)
+
+
+def test_oversubscribed_launches_are_barrier_timed():
+    """More ranks than cores cannot start a window together (every window was late: a P = 4 cell
+    on 2 cores ran 20,000 windows without a sample): such a launch starts each run after a barrier,
+    and the report says so."""
+    from types import SimpleNamespace
+
+    from tlop.cli.validate import _oversubscribed, _timing
+
+    window = SimpleNamespace(timing="window")
+    assert _timing(window, 2, 2, True) == "window"
+    assert _timing(window, 4, 2, True) == "barrier"
+    assert _timing(window, 4, 2, False) == "window"      # srun / a cluster: ranks spread over nodes
+    assert _timing(SimpleNamespace(timing="barrier"), 2, 16, True) == "barrier"
+    runs = [{"kind": "run", "role": "validate", "np": 4, "timing": "barrier"},
+            {"kind": "run", "role": "validate", "np": 2, "timing": "window"}, {"kind": "point", "np": 8}]
+    assert _oversubscribed(runs) == [4]

@@ -312,7 +312,7 @@ def run(args) -> int:
                 continue
             job = out / f"job-{i}-P{P}.json"
             job.write_text(json.dumps({"version": 1, "rule": rule, "samples": str(samples.resolve()),
-                                       "cells": pending, "timeout": args.timeout, "timing": args.timing,
+                                       "cells": pending, "timeout": args.timeout, "timing": _timing(args, P, cores, local),
                                        "polite": bool(local and P > cores)}))
             launch.run_ranks(P, "schedule", [str(job.resolve())], {**env, **dict(forcing), BINDING_ENV: bindings[P][1]},
                              mpiexec, args.timeout, progress.event, module="tlop.runtime.measure.schedrun",
@@ -325,6 +325,13 @@ def run(args) -> int:
         raise
     _report(args, out, cells, read_records(samples), profile, flavor, mpiexec, ranges, warned)
     return 0
+
+
+def _timing(args, P: int, cores: int, local: bool) -> str:
+    """The timing method of the launch of P ranks: ``--timing``, except that more ranks than cores
+    on this host cannot start a window together (every window is late: the cell would end with
+    no sample), so an oversubscribed launch starts each run after a barrier."""
+    return "barrier" if args.timing == "window" and local and P > cores else args.timing
 
 
 def _measured(samples: Path) -> set:
@@ -365,7 +372,11 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, w
         "profile": f"{profile.name} ({profile.metadata.get('machine') or profile.metadata.get('host') or 'no machine recorded'})",
         "ranges": ", ".join(f"{k}={v}" for k, v in ranges.items()),
         **({"warnings": "; ".join(warned)} if warned else {}),
-        "method": (f"{_TIMING_TEXT[args.timing]}; {args.warmup} warm-up runs discarded, median of "
+        "method": (f"{_TIMING_TEXT[args.timing]}"
+                   + ("" if args.timing != "window" or not _oversubscribed(records) else
+                      f" (barrier-started at P = {', '.join(map(str, _oversubscribed(records)))}: more ranks than "
+                      f"cores cannot start a window together)")
+                   + f"; {args.warmup} warm-up runs discarded, median of "
                    f"≥{args.min_reps} samples (CI ±{args.eps:g} or {args.time_cap:g} s per cell); identical programs "
                    f"run and count once; every sample in samples.jsonl"
                    + ("; a schedule paired with the library's collective (--library) is barrier-started"
@@ -397,6 +408,12 @@ _TIMING_TEXT = {
               "sample ends with the last rank (neither direction of a message favoured)",
     "barrier": "a barrier before each run, the sample the maximum over ranks of their own times",
 }
+
+
+def _oversubscribed(records) -> list:
+    """The P of the launches that were timed after a barrier although --timing window was asked."""
+    return sorted({r.get("np") for r in records if r.get("kind") == "run" and r.get("role") == "validate"
+                   and r.get("timing") == "barrier" and isinstance(r.get("np"), int)})
 
 
 def _binding_lines(records) -> str:

@@ -10,7 +10,9 @@ runs one call, and notes when it ended.  A sample is the latest end over the ran
 window's start, both on rank 0's clock.  A window that a rank started late (more than
 :data:`LATE_SLACK` after its start: it was still busy with the previous call, or was descheduled
 while it waited) is invalid and dropped — counted, never used — and
-when more than a quarter of a batch is invalid and the batch's median call takes more than half
+a cell whose windows are hardly ever valid stops after 20 × ``max_n`` windows or 4 × the time cap
+(reason ``invalid``: with more ranks than cores they cannot start together, and the caller
+should use another method there); when more than a quarter of a batch is invalid and the batch's median call takes more than half
 a window, the window doubles (late starts of ranks descheduled while they waited, a loaded
 machine, do not grow it).  Repetitions go on in
 batches until :func:`.stats.stop_reason` stops them (the median's CI, a sample cap, a time cap),
@@ -136,8 +138,9 @@ def windowed(comm, call, rule: Rule, wtime, polite: bool = False, first_window: 
             bad = int(batch - ok.sum())
             invalid += bad
             windows += batch
-            reason = stop_reason(samples, rule, wtime() - start)
-            if reason is None and windows >= 20 * max(rule.max_n, 1):
+            elapsed = wtime() - start
+            reason = stop_reason(samples, rule, elapsed)
+            if reason is None and (windows >= 20 * max(rule.max_n, 1) or elapsed >= 4 * rule.time_cap):
                 reason = "invalid"          # hardly any window valid: give up on this cell
             # a window too short for a typical call makes the next one late: grow it while the
             # batch's median call (the slowest rank's) takes more than half the window, but not
