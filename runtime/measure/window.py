@@ -69,8 +69,10 @@ def clock_offsets(comm, wtime) -> float:
 
 
 #: a rank that starts a window more than this after its start (descheduled while it waited, or
-#: still busy with the previous call) makes the window invalid
-LATE_SLACK = 5e-6
+#: still busy with the previous call) makes the window invalid.  A late start that is accepted
+#: lengthens the sample by as much, so the slack is small beside a small message's time (it was
+#: 5 µs; a 1 KiB send takes 2–5 µs on one host)
+LATE_SLACK = 1e-6
 
 
 def _wait_until(wtime, t: float, polite: bool, poke) -> bool:
@@ -148,7 +150,11 @@ def windowed(comm, call, rule: Rule, wtime, polite: bool = False, first_window: 
             # few calls descheduled midway (a loaded machine), are no reason to grow: longer
             # windows only spin longer, and a rank that spins through its time slice is
             # descheduled more often
-            typical = float(np.median(samples)) if samples else w
+            # "typical" is the fastest valid sample: descheduling only ever lengthens a sample, and
+            # a median inflated by it raised the cap, which let windows grow, which made ranks spin
+            # through their time slices and be descheduled more (one launch at load 10 on 2 cores
+            # gave a 1 KiB send a median of milliseconds)
+            typical = float(np.min(samples)) if samples else w
             grow = bad * 4 > batch and float(np.median(out_dur)) > w / 2 and w < max(64 * typical, 200e-6)
             n = len(samples)
             nxt = 0 if reason else max(1, min(max(batch, n // 2), max(rule.max_n - n, 1)))
