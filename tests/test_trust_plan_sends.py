@@ -55,10 +55,15 @@ def _stages(interp, e, env, out):
 
 
 def _sends(enum) -> list:
+    """Every send of the stage; the send of an ``exchange a <-> b`` (one weight-2 transfer in
+    τ-Lop, marked ``ir.Send.exchange``) is the sendrecv it stands for: both directions."""
     out = []
     for b in enum.sends:
+        both = bool(getattr(b.node, "exchange", False))
         for s, d, m in zip(np.ravel(b.a), np.ravel(b.b), np.ravel(b.c)):
             out.append((int(s), int(d), int(m)))
+            if both:
+                out.append((int(d), int(s), int(m)))
     return sorted(out)
 
 

@@ -61,7 +61,7 @@ def test_unusable_validation_files_are_refused_with_the_reason(tmp_path):
         load_validation(str(tmp_path / "nowhere.jsonl"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n" + json.dumps(_point("taulop/bcast:binomial", 2, 1, 1.0, 1.0)) + "\n")
-    with pytest.raises(TlopError, match=r"bad.jsonl:1: not a JSON line"):
+    with pytest.raises(TlopError, match=r"bad.jsonl:1 is not a JSON line"):
         load_validation(str(bad))
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps({"kind": "point", "params": {"algorithm": "x/y:z", "P": 2, "m": 1},

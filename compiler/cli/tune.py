@@ -5,7 +5,10 @@ What it does: for each collective asked (``--collective allreduce``, several, or
 each library (``--library openmpi,mpich``), prices that library's own catalogue
 (:mod:`tlop.decisions.catalogue`: the stdlib schedules of ``coll/<collective>`` that follow its
 source) on ``--profile``, over ``--mapping``, in one model (``--model``, default the profile's),
-searching the segment sizes and fan-outs the library takes (:mod:`tlop.decisions.selection`),
+searching the segment sizes and fan-outs the library takes (:mod:`tlop.decisions.selection`;
+an Open MPI algorithm that calls the communicator's own collectives is priced with the calls
+the written file makes Open MPI run — its rules for those collectives when they are tuned too,
+else the fixed decisions: :mod:`tlop.decisions.composite`),
 and prints one decision table per library: the algorithm a file makes it run, its predicted
 cost, the runner-up, the margin, and the library's own default with the predicted gain over it.
 Where the gain over a priced default is below the model's error the default is kept: the error
@@ -131,17 +134,27 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
     from tlop.backends.binding import as_mapping
     from tlop.decisions.selection import Pricer, select
 
+    from tlop.decisions.write import rules_of
+
     # one pricer per placement, shared by every collective and library: the schedules both
     # libraries run (and their compiled evaluators) are priced once
     pricers: dict = {}
+    # the Open MPI rules decided so far, by collective: Open MPI's composites (allreduce
+    # nonoverlapping, allgather linear, reduce_scatter(_block) …) call the communicator's own
+    # collectives, which the written file decides where it has rules for them (coll/tuned's
+    # dec_dynamic; tlop.decisions.composite) — so the collectives they call are decided first
+    openmpi_rules: dict = {}
 
     def pricer_for(placement):
         if placement not in pricers:
             pricers[placement] = Pricer(profile, placement, model)
+            pricers[placement].openmpi_rules = openmpi_rules
         return pricers[placement]
 
+    called = ("bcast", "reduce", "gather", "scatter")
+    order = sorted(collectives, key=lambda c: (c not in called, list(collectives).index(c)))
     out = {}
-    for collective in collectives:
+    for collective in order:
         error_at = None if error is None else (lambda P, m, c=collective: error.at(c, P, m))
         for library in libraries:
             if mapping is None:  # one node: each P its own sequential(P)
@@ -156,7 +169,9 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
                                default_of=_default_of(library, collective, mapping) if defaults else None,
                                error_at=error_at)
             out[(library, collective)] = cells
-    return out
+            if library == "openmpi":
+                openmpi_rules[collective] = rules_of({(library, collective): cells}, library)
+    return {key: out[key] for c in collectives for key in [(lib, c) for lib in libraries]}
 
 
 def _rows(cells):

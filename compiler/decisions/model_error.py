@@ -106,7 +106,8 @@ def load_validation(path: str) -> ModelError:
             # a run interrupted while writing leaves a torn last line; anything else is not ours
             if k == len(lines):
                 continue
-            raise TlopError(f"{printable(p)}:{k}: not a JSON line of tlop validate's samples")
+            raise TlopError(f"--error-from {printable(path)}: {printable(p)}:{k} is not a JSON line of tlop validate's "
+                            f"samples")
         if not isinstance(rec, dict) or rec.get("kind") != "point":
             continue
         params = rec.get("params") or {}

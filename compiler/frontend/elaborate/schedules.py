@@ -111,10 +111,13 @@ class Schedules:
         gamma = self._gamma(size, i.span, "'exchange … combine'") if i.combine else None
         one = ir.Num(1.0, ty=T.INT)
         if self.model in ("taulop", ""):
-            send = ir.Send(a, b, size, ir.Num(2.0, ty=T.INT), span=i.span, ty=T.ITEM)
+            # marked as an exchange (both directions, both combine) for what runs the schedule;
+            # the cost is the weight-2 transfer's
+            send = ir.Send(a, b, size, ir.Num(2.0, ty=T.INT), span=i.span, ty=T.ITEM, exchange=True)
             if gamma is None:
                 return send
-            return ir.Block((send, ir.Compute(a, gamma, span=i.span, ty=T.ITEM)), span=i.span, ty=T.ITEM)
+            return ir.Block((send, ir.Compute(a, gamma, span=i.span, ty=T.ITEM, exchange=True)), span=i.span,
+                            ty=T.ITEM)
         x = ir.Var(EXCHANGE_VAR, ty=T.INT)
         first = ir.Bin("==", x, ir.Num(0.0, ty=T.INT), ty=T.BOOL)
         src = ir.Cond(first, a, b, ty=T.INT)
