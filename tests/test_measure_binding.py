@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+import tlop
+
 from tlop.runtime.measure.assemble import environment_warnings, profile_environment_warnings
 from tlop.runtime.measure.binding import launcher_binding, observed, oversubscription
 
@@ -80,8 +82,11 @@ def test_tune_repeats_the_load_warnings_its_profile_carries(tmp_path, capsys):
     assert main(["tune", "P=4", "m=1KiB", "--collective", "bcast", "--profile", path,
                  "--mapping", "sequential(4)"]) == 0
     err = capsys.readouterr().err
-    assert ("tlop tune: warning: the profile 'loaded-box' was measured on a doubtful machine: launch shm: the "
+    assert ("tlop: warning: the profile 'loaded-box' was measured on a doubtful machine: launch shm: the "
             "load average was 7.2 on 2 CPUs when it started") in err
+    # and from Python, as a warning
+    with pytest.warns(UserWarning, match="was measured on a doubtful machine: launch shm"):
+        tlop.tune("bcast", path, P=[4], m=["1KiB"], mapping="sequential(4)")
     # a profile without such warnings: nothing said
     clean = _profile_with_warnings(tmp_path, [])
     assert main(["tune", "P=4", "m=1KiB", "--collective", "bcast", "--profile", clean,
