@@ -32,6 +32,10 @@ def _best_candidates(args, prof, raw):
     if not picked:
         raise TlopError(f"{', '.join(printable(f) for f in args.files)}: no algorithm to compare "
                         f"(the file{'s' if len(args.files) > 1 else ''} declare and import none)")
+    from tlop.backends.renamed import rename_in_place
+
+    # S, s: now seg (warned) — unless a candidate still declares the old name (a user's module)
+    rename_in_place(raw, {p.name for _, m, n in picked for p in m[n].params}, ", ".join(args.files))
     counts: dict = {}
     for _, _, n in picked:
         counts[n] = counts.get(n, 0) + 1

@@ -180,6 +180,9 @@ def _sweep(args) -> int:
     prof = _profile(args)
     raw = _assignments(args.assignments)
     ptypes = {p.name: p.type for p in h.params}
+    from tlop.backends.renamed import rename_in_place
+
+    rename_in_place(raw, ptypes, h.name)    # S, s: now seg (warned)
     for k in raw:
         if k not in ptypes:
             from tlop.runtime.suggest import hint

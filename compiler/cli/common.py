@@ -157,6 +157,9 @@ def _point(args, handle, items) -> dict:
     """The ``NAME=VALUE`` arguments of one point; under a configuration (``--config``,
     ``--layout``) ``P`` defaults to its number of ranks.  Remembered for :func:`_mapping`."""
     point = _assignments(items)
+    from tlop.backends.renamed import rename_in_place
+
+    rename_in_place(point, {p.name for p in handle.params}, handle.name)   # S, s: now seg (warned)
     args._point = dict(point)
     if handle.ir.over is not None and "P" not in point and any(p.name == "P" for p in handle.params):
         from tlop.runtime.mapping import Layout
