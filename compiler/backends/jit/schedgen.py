@@ -20,7 +20,8 @@ the two agree to 1e-12, errors included):
    of :mod:`tlop.ir.taulop.contention`, applied to LLVM values; a computation is its own group per (phase, rank).  A
    group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
    of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
-   computation cost); runs are then merged per group — through a dense table when the key space
+   computation cost); runs are then merged per group — through a dense table (only the slots a
+   stage touches are set and cleared: O(runs) per stage) when the key space
    is small compared to the number of runs, else by sorting the runs (``qsort``) — in (phase,
    code, key) order.
 3. **Reduction** (:mod:`tlop.backends.jit.schedreduce`: the one rule on LLVM).  A group whose
