@@ -205,9 +205,9 @@ def _best(args) -> int:
             start = 0
             for _, best, best_cost, _, costs in chunks():
                 n = len(best)
-                won = csvfast.labels(labels + ["-"], np.where(np.isfinite(best_cost), best, len(labels)))
-                yield csvfast.block(cells.columns(start, n) + [won, csvfast.numbers(best_cost)]
-                                    + [csvfast.numbers(c) for c in costs])
+                won = np.where(np.isfinite(best_cost), best, len(labels))
+                yield csvfast.chunk(cells, start, n, [("label", won, labels + ["-"]), ("float", best_cost, "nan")]
+                                    + [("float", c, "nan") for c in costs])
                 start += n
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels, blocks())
         return 0
