@@ -573,6 +573,27 @@ def repr_lines(values, nan: str = "nan") -> list:
     return buf[:used].tobytes().decode("ascii").split("\n")
 
 
+_ENCODED: dict = {}  # id(table) -> (table, bytes, offsets, longest): a grid's axis tables, once
+
+
+def _encoded(key, texts):
+    """The texts as one UTF-8 byte array, their offsets and the longest one's length; a table
+    object (a grid axis's cells, the same object every chunk) is encoded once."""
+    hit = _ENCODED.get(id(key))
+    if hit is not None and hit[0] is key:
+        return hit[1:]
+    enc = [t.encode() for t in texts]
+    off = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in enc], out=off[1:])
+    tab = np.frombuffer(b"".join(enc) or b"\0", dtype=np.uint8)
+    out = (tab, off, max(len(e) for e in enc))
+    if not isinstance(key, str) and len(texts) > 64:
+        if len(_ENCODED) > 64:
+            _ENCODED.clear()
+        _ENCODED[id(key)] = (key,) + out
+    return out
+
+
 def csv_lines(columns: list, n: int) -> str:
     """CSV lines of ``n`` points through native code.  Each column is ``("float", values, nan)``
     (doubles written as ``repr`` writes them, NaN as the text ``nan``) or ``("text", index,
@@ -590,14 +611,11 @@ def csv_lines(columns: list, n: int) -> str:
             kinds.append(0)
         else:
             arr = np.ascontiguousarray(data, dtype=np.int64).reshape(-1)
-            texts = list(extra)
+            texts = extra
             kinds.append(1)
         assert len(arr) == n
-        enc = [t.encode() for t in texts]
-        off = np.zeros(len(enc) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in enc], out=off[1:])
-        tab = np.frombuffer(b"".join(enc) or b"\0", dtype=np.uint8)
-        width += max(max(len(e) for e in enc), MAX_CHARS if kind == "float" else 0) + 1
+        tab, off, longest = _encoded(extra, texts)
+        width += max(longest, MAX_CHARS if kind == "float" else 0) + 1
         keep += [arr, off, tab]
         cols.append(arr.ctypes.data)
         tabs.append(tab.ctypes.data)
