@@ -33,6 +33,9 @@ _MEMBER_BYTES = 32
 #: the dense table is used when the key space is at most FACTOR · runs + MIN slots (8 bytes each,
 #: zeroed once per evaluation: a stage touches only its own slots)
 _DENSE_FACTOR, _DENSE_MIN = 4, 1 << 16
+#: after merging, the t groups are read back in key order when the key space is at most
+#: FACTOR · t + MIN slots (a pass over the slots), else sorted (qsort: t log t comparisons)
+_SCAN_FACTOR, _SCAN_MIN = 8, 64
 _ZERO = ir.Constant(F64, 0.0)
 _PTR = I8.as_pointer()
 _NAN = ir.Constant(F64, math.nan)
@@ -142,16 +145,19 @@ class StageReduction:
         return b.bitcast(b.load(ptr), I64.as_pointer())
 
     def release(self):
-        """Free the dense table (at the end of the cost function; free(NULL) when no stage
-        made one)."""
+        """Free the evaluation's scratch buffers (at the end of the cost function; free(NULL)
+        for those no stage made)."""
         if getattr(self, "_dense", None) is not None:
             self.b.call(self.free, [self.b.load(self._dense[0])])
+        for ptr, _ in getattr(self, "_kept", {}).values():  # the stages' run and member buffers
+            self.b.call(self.free, [self.b.load(ptr)])
 
     def _merge_dense(self, space, runs, n, s):
         """Merge the ``n`` runs per group through the dense table: the first run of a group is
         moved to the next merged slot of ``runs`` (in place: that slot's run was read already),
-        the later ones are added to it; then the touched slots of the table are cleared and the
-        ``t`` merged runs sorted by group (``qsort``)."""
+        the later ones are added to it; then the ``t`` merged runs are put in group order — read
+        back slot by slot when the groups fill the key space densely (clearing each slot), else
+        the touched slots are cleared and the runs sorted (``qsort``)."""
         b = self.b
         tab = self._dense_table(space, s)
         with b.if_then(b.not_(b.load(s.err))):
@@ -182,14 +188,40 @@ class StageReduction:
 
             self.loop(_c(0), b.sub(n, _c(1)), add, "dense_add")
             t = b.load(out)
-
-            def clear(j):
-                b.store(_c(0), b.gep(tab, [b.load(rfield(j, 0))]))
-
-            self.loop(_c(0), b.sub(t, _c(1)), clear, "dense_clear")
             b.store(t, s.nruns)
-            with b.if_then(b.icmp_signed(">", t, _c(1))):
-                b.call(self.qsort, [b.load(s.runs), t, _c(_RUN_BYTES), self.cmp_runs])
+            scan = b.icmp_signed("<=", space, b.add(b.mul(t, _c(_SCAN_FACTOR)), _c(_SCAN_MIN)))
+            with b.if_else(scan) as (in_order, sort):
+                with in_order:
+                    # the groups fill the key space densely: read them back in key order (clearing
+                    # each slot) into a new buffer, instead of sorting
+                    raw = b.call(self.malloc, [b.mul(b.add(t, _c(1)), _c(_RUN_BYTES))])
+                    self._null_is_error(raw, s)
+                    with b.if_then(b.not_(b.load(s.err))):
+                        dst = b.bitcast(raw, _RUN.as_pointer())
+                        k = self.var(I64, _c(0), "dense_k")
+
+                        def back(j):
+                            slot = b.gep(tab, [j])
+                            at = b.load(slot)
+                            with b.if_then(b.icmp_signed("!=", at, _c(0))):
+                                i = b.sub(at, _c(1))
+                                kk = b.load(k)
+                                for f in range(5):
+                                    b.store(b.load(rfield(i, f)), b.gep(dst, [kk, ir.Constant(I32, f)]))
+                                b.store(_c(0), slot)
+                                b.store(b.add(kk, _c(1)), k)
+
+                        self.loop(_c(0), b.sub(space, _c(1)), back, "dense_back")
+                        b.call(self.free, [b.load(s.runs)])
+                        b.store(raw, s.runs)
+                        b.store(b.add(t, _c(1)), s.cap)
+                with sort:
+                    def clear(j):
+                        b.store(_c(0), b.gep(tab, [b.load(rfield(j, 0))]))
+
+                    self.loop(_c(0), b.sub(t, _c(1)), clear, "dense_clear")
+                    with b.if_then(b.icmp_signed(">", t, _c(1))):
+                        b.call(self.qsort, [b.load(s.runs), t, _c(_RUN_BYTES), self.cmp_runs])
 
     def _groups_of_runs(self, s):
         """The merged runs (one per group, in (phase, code, key) order) reduced by the one rule
