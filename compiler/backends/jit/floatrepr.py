@@ -445,33 +445,26 @@ def _format_one(mod, tinv, tpow):
         with b.if_then(b.icmp_unsigned(">=", o, _c(10 ** p))):
             b.store(_c(p + 1), nd)
     n = b.load(nd)
-    digits = V.new(I8, None, _c(20))  # the digits of o, most significant first
-    dv = V.new(I64, o)
-    di = V.new(I64, b.sub(n, _c(1)))
-
-    def dg():
-        def step():
-            x = b.load(dv)
-            q = b.udiv(x, ten)
-            b.store(b.trunc(b.add(b.sub(x, b.mul(q, ten)), _c(48)), I8), b.gep(digits, [b.load(di)]))
-            b.store(q, dv)
-            b.store(b.sub(b.load(di), _c(1)), di)
-        return b.icmp_signed(">=", b.load(di), _c(0)), step
-
-    loop(dg)
     decpt = b.add(n, exp10)
 
-    def copy_digits(lo, hi):
-        """digits[lo … hi−1] to the output."""
-        t = V.new(I64, lo)
+    def write_digits(base, split):
+        """The n digits of o at dst[base + i + (i >= split)] (a '.' goes in the gap), written
+        from the last; the caller moves ``pos``."""
+        dv = V.new(I64, o)
+        di = V.new(I64, b.sub(n, _c(1)))
 
-        def cd():
+        def dg():
             def step():
-                put(b.load(b.gep(digits, [b.load(t)])))
-                b.store(b.add(b.load(t), _c(1)), t)
-            return b.icmp_signed("<", b.load(t), hi), step
+                x = b.load(dv)
+                q = b.udiv(x, ten)
+                i = b.load(di)
+                at = b.add(b.add(base, i), b.zext(b.icmp_signed(">=", i, split), I64))
+                b.store(b.trunc(b.add(b.sub(x, b.mul(q, ten)), _c(48)), I8), b.gep(dst, [at]))
+                b.store(q, dv)
+                b.store(b.sub(i, _c(1)), di)
+            return b.icmp_signed(">=", b.load(di), _c(0)), step
 
-        loop(cd)
+        loop(dg)
 
     def put_zeros(count):
         t = V.new(I64, _c(0))
@@ -484,13 +477,18 @@ def _format_one(mod, tinv, tpow):
 
         loop(zz)
 
+    def dot_at(p):
+        b.store(_c(ord("."), I8), b.gep(dst, [p]))
+
     use_exp = b.or_(b.icmp_signed("<=", decpt, _c(-4)), b.icmp_signed(">", decpt, _c(16)))
     with b.if_else(use_exp) as (sci, fixed):
-        with sci:
-            copy_digits(_c(0), _c(1))
-            with b.if_then(b.icmp_signed(">", n, _c(1))):
-                put(ord("."))
-                copy_digits(_c(1), n)
+        with sci:  # d[.ddd]e±XX
+            p0 = b.load(pos)
+            write_digits(p0, _c(1))
+            several = b.icmp_signed(">", n, _c(1))
+            with b.if_then(several):
+                dot_at(b.add(p0, _c(1)))
+            b.store(b.add(b.add(p0, n), b.zext(several, I64)), pos)
             put(ord("e"))
             x = b.sub(decpt, _c(1))
             neg = b.icmp_signed("<", x, _c(0))
@@ -502,22 +500,27 @@ def _format_one(mod, tinv, tpow):
             put(b.trunc(b.add(b.urem(ax, ten), _c(48)), I8))
         with fixed:
             with b.if_else(b.icmp_signed("<=", decpt, _c(0))) as (small, big):
-                with small:
+                with small:  # 0.000ddd
                     put(ord("0"))
                     put(ord("."))
                     put_zeros(b.neg(decpt))
-                    copy_digits(_c(0), n)
+                    p0 = b.load(pos)
+                    write_digits(p0, n)
+                    b.store(b.add(p0, n), pos)
                 with big:
                     with b.if_else(b.icmp_signed(">=", decpt, n)) as (integral, frac):
-                        with integral:
-                            copy_digits(_c(0), n)
+                        with integral:  # ddd000.0
+                            p0 = b.load(pos)
+                            write_digits(p0, n)
+                            b.store(b.add(p0, n), pos)
                             put_zeros(b.sub(decpt, n))
                             put(ord("."))
                             put(ord("0"))
-                        with frac:
-                            copy_digits(_c(0), decpt)
-                            put(ord("."))
-                            copy_digits(decpt, n)
+                        with frac:  # dd.ddd
+                            p0 = b.load(pos)
+                            write_digits(p0, decpt)
+                            dot_at(b.add(p0, decpt))
+                            b.store(b.add(b.add(p0, n), _c(1)), pos)
     b.ret(b.load(pos))
     return fn
 
