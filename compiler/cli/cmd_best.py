@@ -130,12 +130,18 @@ def _best(args) -> int:
                                       point=_largest_point(h, axes, vectors_of(h)))
                 used[0] = max(used[0], i)
                 vectors = {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
-                costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
-                                                 ptypes)
+                if ok.all():  # every point: no masked copies of the columns
+                    costs[i] = _evaluate_columns(runs[i][1], h, {**own, **vectors}, ptypes)
+                else:
+                    costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
+                                                     ptypes)
             costs[np.isnan(costs)] = np.inf
             best = np.argmin(costs, axis=0)
             best_cost = costs[best, np.arange(n)]
-            second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
+            if len(candidates) == 2:
+                second = costs.max(axis=0)  # the larger of two is the second cheapest
+            else:
+                second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
             yield columns, best, best_cost, second, costs
 
     def constraint_notes():
