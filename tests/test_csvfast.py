@@ -88,7 +88,9 @@ def test_a_native_chunk_is_the_joined_cells(points):
     values = [v for v, _ in points]
     index = [i for _, i in points]
     texts = ["a", 'q"uote', "µs,x"]
-    want = csvfast.block([csvfast.labels(texts, index), csvfast.numbers(values, ""), csvfast.numbers(values)])
+    want = csvfast.block([csvfast.labels(texts, index), csvfast.numbers(values, ""), csvfast.numbers(values),
+                          csvfast.numbers(values, "")])
+    same = [i == 1 for i in index]  # the value is the line's first number there: its text is reused
     got = csv_lines([("text", index, [csvfast.quote(t) for t in texts]), ("float", values, ""),
-                     ("float", values, "nan")], len(points))
+                     ("float", values, "nan"), ("float", values, "", same)], len(points))
     assert got == want

@@ -213,7 +213,7 @@ def _best(args) -> int:
                 n = len(best)
                 won = np.where(np.isfinite(best_cost), best, len(labels))
                 yield csvfast.chunk(cells, start, n, [("label", won, labels + ["-"]), ("float", best_cost, "nan")]
-                                    + [("float", c, "nan") for c in costs])
+                                    + [("float", c, "nan", best == i) for i, c in enumerate(costs)])
                 start += n
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels, blocks())
         return 0

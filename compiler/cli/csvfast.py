@@ -116,20 +116,22 @@ def block(columns: list) -> str:
 
 def chunk(cells: AxisText, start: int, n: int, columns: list) -> str:
     """The CSV lines of ``n`` points from ``start``: the axes' cells, then ``columns``, each
-    ``("float", values, nan)`` (:func:`numbers`) or ``("label", index, texts)`` (:func:`labels`).
+    ``("float", values, nan)`` (:func:`numbers`; a fourth element, flags, marks the points
+    whose value is the line's first number: its text is reused) or ``("label", index, texts)``
+    (:func:`labels`).
     Big chunks are written whole by native code (:func:`tlop.backends.jit.floatrepr.csv_lines`:
     no Python per point), small ones by :func:`block`; the text is the same."""
     if n >= NATIVE_MIN and cells.grid.shape:
         from tlop.backends.jit.floatrepr import csv_lines
 
         spec = [("text", i, t) for i, t in cells.indexed(start, n)]
-        for kind, data, extra in columns:
+        for kind, data, extra, *same in columns:
             if kind == "float":
-                spec.append(("float", data, extra))
+                spec.append(("float", data, extra) + tuple(same))
             else:
                 spec.append(("text", data, [quote(t) for t in extra]))
         return csv_lines(spec, n)
     out = cells.columns(start, n)
-    for kind, data, extra in columns:
+    for kind, data, extra, *_ in columns:
         out.append(numbers(data, extra) if kind == "float" else labels(extra, data))
     return block(out)

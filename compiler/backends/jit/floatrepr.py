@@ -39,7 +39,7 @@ _LINES = "tlop_csv_lines"
 _FN_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                          ctypes.c_void_p, ctypes.c_int64)
 _LINES_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _LOCK = threading.Lock()
 _FN: Optional[tuple] = None  # (repr function, lines function)
 
@@ -131,21 +131,27 @@ def build_ir() -> str:
 
 
 def _lines_function(mod, one):
-    """``i64 tlop_csv_lines(i64 n, i64 ncols, i64* kinds, i8** cols, i8** tabs, i64** offs, i8* out)``:
+    """``i64 tlop_csv_lines(i64 n, i64 ncols, i64* kinds, i8** cols, i8** tabs, i64** offs, i8* out,
+    i8** same)``:
     ``n`` CSV lines, each the ``ncols`` cells of one point joined by ``,`` and ended by ``\n``.
     Column ``c`` of kind 0 is a double array (``cols[c]``) written as ``repr`` writes it, NaN as
     the bytes ``tabs[c][offs[c][0] … offs[c][1]−1]``; of kind 1 an i64 index array into a table of
-    texts, entry ``i`` being ``tabs[c][offs[c][i] … offs[c][i+1]−1]``.  Returns the bytes written."""
+    texts, entry ``i`` being ``tabs[c][offs[c][i] … offs[c][i+1]−1]``.  A number column whose
+    ``same[c]`` is not null copies, at the rows where ``same[c][row]`` is not 0, the text of the
+    line's first number cell (the caller's promise: the same value) instead of formatting it
+    again.  Returns the bytes written."""
     i8p, i64p = I8.as_pointer(), I64.as_pointer()
     fn = ir.Function(mod, ir.FunctionType(I64, [I64, I64, i64p, i8p.as_pointer(), i8p.as_pointer(),
-                                                 i64p.as_pointer(), i8p]), _LINES)
-    n, ncols, kinds, cols, tabs, offs, out = fn.args
+                                                 i64p.as_pointer(), i8p, i8p.as_pointer()]), _LINES)
+    n, ncols, kinds, cols, tabs, offs, out, same = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     V = _Vars(b)
     pos = V.new(I64, _c(0))
     j = V.new(I64, _c(0))
     c = V.new(I64, _c(0))
     t = V.new(I64, _c(0))
+    first = V.new(I64, _c(-1))  # where the line's first number cell starts (-1: none yet)
+    first_end = V.new(I64, _c(0))
 
     def put(ch):
         p = b.load(pos)
@@ -187,17 +193,31 @@ def _lines_function(mod, one):
             with b.if_else(b.icmp_signed("==", b.load(b.gep(kinds, [k])), _c(0))) as (number, text):
                 with number:
                     v = b.load(b.gep(b.bitcast(col, F64.as_pointer()), [row]))
-                    with b.if_else(b.fcmp_unordered("uno", v, v)) as (isnan, value):
-                        with isnan:
-                            copy(tab, b.load(off), b.load(b.gep(off, [_c(1)])))
-                        with value:
-                            p = b.load(pos)
-                            b.store(b.add(p, b.call(one, [v, b.gep(out, [p])])), pos)
+                    flags = b.load(b.gep(same, [k]))
+                    has = b.icmp_unsigned("!=", b.ptrtoint(flags, I64), _c(0))
+                    safe = b.select(has, flags, b.gep(out, [_c(0)]))  # never read when ``has`` is false
+                    reuse = b.and_(b.and_(has, b.icmp_signed(">=", b.load(first), _c(0))),
+                                   b.icmp_unsigned("!=", b.load(b.gep(safe, [b.select(has, row, _c(0))])), _c(0, I8)))
+                    start = b.load(pos)
+                    with b.if_else(reuse) as (again, fresh):
+                        with again:
+                            copy(out, b.load(first), b.load(first_end))
+                        with fresh:
+                            with b.if_else(b.fcmp_unordered("uno", v, v)) as (isnan, value):
+                                with isnan:
+                                    copy(tab, b.load(off), b.load(b.gep(off, [_c(1)])))
+                                with value:
+                                    p = b.load(pos)
+                                    b.store(b.add(p, b.call(one, [v, b.gep(out, [p])])), pos)
+                    with b.if_then(b.icmp_signed("<", b.load(first), _c(0))):
+                        b.store(start, first)
+                        b.store(b.load(pos), first_end)
                 with text:
                     i = b.load(b.gep(b.bitcast(col, I64.as_pointer()), [row]))
                     copy(tab, b.load(b.gep(off, [i])), b.load(b.gep(off, [b.add(i, _c(1))])))
             b.store(b.add(k, _c(1)), c)
 
+        b.store(_c(-1), first)
         loop("cell", lambda: b.icmp_signed("<", b.load(c), ncols), cell)
         put(10)
         b.store(b.add(b.load(j), _c(1)), j)
@@ -529,7 +549,7 @@ def _key() -> str:
     from tlop.backends.jit.engine import engine
 
     h = hashlib.sha256()
-    for part in ("tlop-floatrepr-1", Path(__file__).read_bytes().decode(), engine().describe()):
+    for part in ("tlop-floatrepr-2", Path(__file__).read_bytes().decode(), engine().describe()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -599,15 +619,23 @@ def _encoded(key, texts):
 
 def csv_lines(columns: list, n: int) -> str:
     """CSV lines of ``n`` points through native code.  Each column is ``("float", values, nan)``
-    (doubles written as ``repr`` writes them, NaN as the text ``nan``) or ``("text", index,
+    (doubles written as ``repr`` writes them, NaN as the text ``nan``), optionally with a fourth
+    element, flags: where a flag is set the value is the line's first number (``best``'s
+    cost is its winner's), whose text is copied, not formatted again; or ``("text", index,
     cells)`` (the text ``cells[index[j]]``: cells already quoted for CSV).  The same text as
     joining the cells with ``,`` and ending each line with ``\n``."""
     if n == 0:
         return ""
     keep = []  # the arrays the native code reads (alive until it returns)
-    kinds, cols, tabs, offs = [], [], [], []
+    kinds, cols, tabs, offs, sames = [], [], [], [], []
     width = 0
-    for kind, data, extra in columns:
+    for column in columns:
+        kind, data, extra = column[:3]
+        flags = column[3] if len(column) > 3 else None
+        if flags is not None:
+            flags = np.ascontiguousarray(flags, dtype=np.uint8).reshape(-1)
+            keep.append(flags)
+        sames.append(flags.ctypes.data if flags is not None else 0)
         if kind == "float":
             arr = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
             texts = [extra]
@@ -627,7 +655,8 @@ def csv_lines(columns: list, n: int) -> str:
     ptr = lambda v: np.array(v, dtype=np.uint64)  # noqa: E731 - arrays of addresses
     kinds_a, cols_a, tabs_a, offs_a = np.array(kinds, dtype=np.int64), ptr(cols), ptr(tabs), ptr(offs)
     buf = np.empty(n * (width + 1), dtype=np.uint8)
+    same_a = ptr(sames)
     used = _function()[1](n, k, kinds_a.ctypes.data, cols_a.ctypes.data, tabs_a.ctypes.data,
-                          offs_a.ctypes.data, buf.ctypes.data)
+                          offs_a.ctypes.data, buf.ctypes.data, same_a.ctypes.data)
     del keep
     return buf[:used].tobytes().decode("utf-8")
