@@ -37,7 +37,7 @@ def run(args) -> int:
             json.dump([dict(zip(["collective", "openmpi", "mpich"], r)) for r in data], sys.stdout, indent=1)
             print()
         else:
-            print("schedules / algorithms in the catalogue (Open MPI 5.0 coll/tuned, MPICH 4.x):")
+            print("priced (schedules and composites) / algorithms in the catalogue (Open MPI 5.0 coll/tuned, MPICH 4.x):")
             print_table(["collective", "openmpi", "mpich"], data)
         return 0
     data = rows(args.collective, args.library)

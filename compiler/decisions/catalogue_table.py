@@ -18,13 +18,16 @@ HEADER = ["library", "collective", "algorithm", "id", "stdlib schedule", "parame
 
 #: the statuses an entry may have: a schedule, one that could be written but is not yet, or one the
 #: language cannot express (each with its reason after a colon)
-STATUSES = ("schedule", "not written", "not expressible")
+STATUSES = ("schedule", "composite", "not written", "not expressible")
 
 
 def status_kind(a) -> str:
-    """``schedule``, ``not written`` or ``not expressible``."""
+    """``schedule``, ``composite`` (calls of the library's own collectives,
+    :mod:`tlop.decisions.composite`), ``not written`` or ``not expressible``."""
     if a.schedule is not None:
         return "schedule"
+    if a.parts is not None:
+        return "composite"
     head = a.status.split(":", 1)[0].strip()
     return "not written" if head in ("not written", "not done") else head
 
@@ -52,7 +55,7 @@ def counts() -> list:
         row = [coll]
         for lib in LIBRARIES:
             algs = catalogue(coll, lib)
-            done = sum(a.schedule is not None for a in algs)
+            done = sum(a.priceable for a in algs)
             tot[lib][0] += done
             tot[lib][1] += len(algs)
             row.append(f"{done}/{len(algs)}")
@@ -67,9 +70,25 @@ def check() -> list:
     import tlop
 
     problems = []
+    from tlop.decisions.catalogue import Part, find
+
     for a in catalogue():
+        if a.parts is not None:
+            if a.schedule is not None or not a.status.startswith("composite: "):
+                problems.append(f"{a.key}: a composite has no schedule and a status 'composite: what it calls'")
+            for P, m in ((2, 1), (8, 65536), (32, 4194304)):
+                for part in a.parts(P, m) or ():
+                    if not isinstance(part, Part) or part.collective not in COLLECTIVES:
+                        problems.append(f"{a.key}: calls {part!r}, not a collective")
+                    elif part.algorithm is not None:
+                        try:
+                            find(a.library, part.collective, part.algorithm)
+                        except KeyError:
+                            problems.append(f"{a.key}: calls {a.library}'s {part.collective} {part.algorithm!r}, "
+                                            f"which the catalogue does not list")
+            continue
         if a.schedule is None:
-            if status_kind(a) not in STATUSES[1:] or ":" not in a.status:
+            if status_kind(a) not in STATUSES[2:] or ":" not in a.status:
                 problems.append(f"{a.key}: no schedule but status {a.status!r} (expected 'not written: why' or "
                                 f"'not expressible: why')")
             continue

@@ -1,7 +1,10 @@
 """The selection ``tlop tune`` prints and writes: per library, the algorithm to run at each (P, m).
 
 What it does: prices every algorithm of one library's catalogue for a collective
-(:mod:`tlop.decisions.catalogue`) — its stdlib schedule, in one model, over one process mapping,
+(:mod:`tlop.decisions.catalogue`) — its stdlib schedule (or, for a composite that calls the
+library's own collectives, the sum of what the library runs for those calls:
+:mod:`tlop.decisions.composite`; MPICH's ``smp`` is priced as a default, never offered), in one
+model, over one process mapping,
 with the arguments the library fixes and every combination of the parameters it takes per call
 (segment size ``seg``, radix or fan-out ``k``) — at every point of a (P, m) grid, and ranks them.
 A :class:`Cell` holds the ranking, the library's own default priced the same way (when the caller
@@ -110,6 +113,22 @@ class Pricer:
         self.model = model
         self._modules: dict = {}
         self._evaluators: dict = {}
+        self._subs: dict = {}
+        #: {collective: [Rule]} of the Open MPI file being written: the calls composites make
+        #: follow them (tlop.decisions.composite); empty: Open MPI's fixed decisions
+        self.openmpi_rules: dict = {}
+
+    def sub(self, mapping_text: str) -> "Pricer":
+        """The pricer of a sub-communicator placed by ``mapping_text`` (same profile, model and
+        Open MPI rules; its modules shared)."""
+        if mapping_text not in self._subs:
+            from tlop.backends.binding import as_mapping
+
+            p = Pricer(self.profile, as_mapping(mapping_text), self.model)
+            p._modules = self._modules
+            p.openmpi_rules = self.openmpi_rules
+            self._subs[mapping_text] = p
+        return self._subs[mapping_text]
 
     def handle(self, alg: LibraryAlgorithm):
         if alg.schedule is None:
@@ -142,6 +161,10 @@ class Pricer:
         Compiled (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
         from tlop.backends.binding import binder_for
 
+        if alg.schedule is None and alg.parts is not None:
+            from tlop.decisions.composite import price as price_composite
+
+            return price_composite(self, alg, P, ms)
         h = self.handle(alg)
         names = {p.name for p in h.params}
         ms = np.asarray(ms, dtype=float)
@@ -192,11 +215,13 @@ def _applies(alg: LibraryAlgorithm, P: int) -> bool:
 
 
 def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, min_gain: float = 1.0,
-           default_of: Optional[Callable] = None) -> list:
+           default_of: Optional[Callable] = None, error_at: Optional[Callable] = None) -> list:
     """Every :class:`Cell` of the grid, P-major.  ``default_of(P, m)`` gives the library's own
     choice as ``(algorithm name or id, params)`` (None: unknown); ``min_gain`` is the smallest
-    predicted gain over a priced default for which a file overrides it."""
-    algs = [a for a in catalogue(collective, library) if a.schedule is not None
+    predicted gain over a priced default for which a file overrides it, except where
+    ``error_at(P, m)`` gives the model's measured error at that cell
+    (:class:`tlop.decisions.model_error.CellError`): there the gain must exceed that error."""
+    algs = [a for a in catalogue(collective, library) if a.priceable and a.candidate
             and (not only or a.name in only or str(a.id) in only)]
     if not algs:
         known = ", ".join(a.name for a in catalogue(collective, library)) or "(none)"
@@ -225,7 +250,7 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                         raise TlopError(f"{library}'s default {collective} at P = {P}, m = {int(m)} B is {name!r}, "
                                         f"which is not in tlop's catalogue of {library} {collective} algorithms")
                     cost = math.inf
-                    if alg.schedule is not None and _applies(alg, P):
+                    if alg.priceable and _applies(alg, P):
                         cost = float(pricer.best_params(alg, P, np.asarray([m]), only_params=params or {})[0][0])
                     default = Priced(alg, dict(params or {}), cost)
             chosen, note = (ranking[0] if ranking else None), ""
@@ -233,17 +258,24 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                 if not math.isfinite(default.cost):
                     chosen = default
                     note = (f"default {default.label()} not priced ("
-                            f"{default.algorithm.status if default.algorithm.schedule is None else 'refused here'}"
+                            f"{default.algorithm.status if not default.algorithm.priceable else 'refused here'}"
                             f"): kept, a file never overrides what tlop has not priced")
                 elif (default.algorithm == chosen.algorithm and default.params == chosen.params) \
                         or default.cost <= chosen.cost:
                     note = "the default is the cheapest" + ("" if default.algorithm == chosen.algorithm
                                                             else f" (tied with {chosen.label()})")
                     chosen = default
-                elif default.cost <= chosen.cost * min_gain:
-                    gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
-                    note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
-                            f"{min_gain:g}x")
-                    chosen = default
+                else:
+                    measured = error_at(P, int(m)) if error_at is not None else None
+                    threshold = measured.factor if measured is not None else min_gain
+                    if default.cost <= chosen.cost * threshold:
+                        gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
+                        note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
+                                + (f"the model's error at this cell, {measured.describe()}" if measured is not None
+                                   else f"{min_gain:g}x"))
+                        chosen = default
+                    elif measured is not None:
+                        note = (f"predicted gain {default.cost / chosen.cost:.3f}x exceeds the model's error at "
+                                f"this cell, {measured.describe()}")
             cells.append(Cell(int(P), int(m), tuple(ranking), default, chosen, note))
     return cells

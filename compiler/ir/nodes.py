@@ -402,21 +402,27 @@ class Loop(Expr):
 @_frozen
 class Send(Expr):
     """``send src -> dst : size weight w``: one transfer (``weight`` is its multiplicity τ0,
-    ``Num(1)`` when not written; 2 for a sendrecv-style exchange counted as two transfers)."""
+    ``Num(1)`` when not written; 2 for a sendrecv-style exchange counted as two transfers).
+    ``exchange``: the send is τ-Lop's ``exchange src <-> dst`` (a sendrecv: the same size goes both
+    ways); a marker for what runs it (the execution plan), which no cost reads."""
     src: Expr
     dst: Expr
     size: Expr
     weight: Expr
     span: Any = _span_field()
+    exchange: bool = field(default=False, kw_only=True)
 
 
 @_frozen
 class Compute(Expr):
     """``compute rank : cost``: a computation of ``cost`` (a time) on ``rank`` (``reduce p : m``
-    lowers to ``Compute(p, gamma(m))``)."""
+    lowers to ``Compute(p, gamma(m))``).  ``exchange``: the reduction of τ-Lop's ``exchange …
+    combine``, which both ranks of the pair perform at once (τ-Lop prices one); a marker for what
+    runs it, which no cost reads."""
     rank: Expr
     cost: Expr
     span: Any = _span_field()
+    exchange: bool = field(default=False, kw_only=True)
 
 
 @_frozen
@@ -566,9 +572,9 @@ def _rebuild(e: Expr, kids: tuple, sp) -> Expr:
     if isinstance(e, Loop):
         return Loop(e.kind, e.var, kids[0], kids[1], kids[2], kids[3], span=sp)
     if isinstance(e, Send):
-        return Send(kids[0], kids[1], kids[2], kids[3], span=sp)
+        return Send(kids[0], kids[1], kids[2], kids[3], span=sp, exchange=e.exchange)
     if isinstance(e, Compute):
-        return Compute(kids[0], kids[1], span=sp)
+        return Compute(kids[0], kids[1], span=sp, exchange=e.exchange)
     if isinstance(e, NodeOf):
         return NodeOf(kids[0], span=sp)
     if isinstance(e, ConfigRef):
