@@ -26,8 +26,8 @@ SIGNATURES = {
     'ParComp': (('ty', 'None', False, True, False, False, None), ('operands', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
     'Stage': (('ty', 'None', False, True, False, False, None), ('items', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
     'Loop': (('ty', 'None', False, True, False, False, None), ('kind', None, False, False, True, True, None), ('var', None, False, False, True, True, None), ('lo', None, False, False, True, True, None), ('hi', None, False, False, True, True, None), ('where', None, False, False, True, True, None), ('body', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
-    'Send': (('ty', 'None', False, True, False, False, None), ('src', None, False, False, True, True, None), ('dst', None, False, False, True, True, None), ('size', None, False, False, True, True, None), ('weight', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
-    'Compute': (('ty', 'None', False, True, False, False, None), ('rank', None, False, False, True, True, None), ('cost', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
+    'Send': (('ty', 'None', False, True, False, False, None), ('src', None, False, False, True, True, None), ('dst', None, False, False, True, True, None), ('size', None, False, False, True, True, None), ('weight', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), ('exchange', 'False', False, True, True, True, None), False),
+    'Compute': (('ty', 'None', False, True, False, False, None), ('rank', None, False, False, True, True, None), ('cost', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), ('exchange', 'False', False, True, True, True, None), False),
     'Block': (('ty', 'None', False, True, False, False, None), ('items', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
     'NodeOf': (('ty', 'None', False, True, False, False, None), ('rank', None, False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
     'ConfigRef': (('ty', 'None', False, True, False, False, None), ('config', None, False, False, True, True, None), ('field', None, False, False, True, True, None), ('index', 'None', False, False, True, True, None), ('span', 'None', False, True, False, False, None), False),
@@ -694,7 +694,7 @@ def Loop__delattr__(self, name):
     super(cls, self).__delattr__(name)
 
 
-def Send__init__(self, src, dst, size, weight, *, ty=None, span=None):
+def Send__init__(self, src, dst, size, weight, *, ty=None, span=None, exchange=False):
     d = self.__dict__
     d['ty'] = ty
     d['src'] = src
@@ -702,20 +702,21 @@ def Send__init__(self, src, dst, size, weight, *, ty=None, span=None):
     d['size'] = size
     d['weight'] = weight
     d['span'] = span
+    d['exchange'] = exchange
 
 
 def Send__repr__(self):
-    return f"{self.__class__.__qualname__}(src={self.src!r}, dst={self.dst!r}, size={self.size!r}, weight={self.weight!r})"
+    return f"{self.__class__.__qualname__}(src={self.src!r}, dst={self.dst!r}, size={self.size!r}, weight={self.weight!r}, exchange={self.exchange!r})"
 
 
 def Send__eq__(self, other):
     if other.__class__ is self.__class__:
-        return (self.src,self.dst,self.size,self.weight,) == (other.src,other.dst,other.size,other.weight,)
+        return (self.src,self.dst,self.size,self.weight,self.exchange,) == (other.src,other.dst,other.size,other.weight,other.exchange,)
     return NotImplemented
 
 
 def Send__hash__(self):
-    return hash((self.src,self.dst,self.size,self.weight,))
+    return hash((self.src,self.dst,self.size,self.weight,self.exchange,))
 
 
 def Send__setattr__(self, name, value):
@@ -732,26 +733,27 @@ def Send__delattr__(self, name):
     super(cls, self).__delattr__(name)
 
 
-def Compute__init__(self, rank, cost, *, ty=None, span=None):
+def Compute__init__(self, rank, cost, *, ty=None, span=None, exchange=False):
     d = self.__dict__
     d['ty'] = ty
     d['rank'] = rank
     d['cost'] = cost
     d['span'] = span
+    d['exchange'] = exchange
 
 
 def Compute__repr__(self):
-    return f"{self.__class__.__qualname__}(rank={self.rank!r}, cost={self.cost!r})"
+    return f"{self.__class__.__qualname__}(rank={self.rank!r}, cost={self.cost!r}, exchange={self.exchange!r})"
 
 
 def Compute__eq__(self, other):
     if other.__class__ is self.__class__:
-        return (self.rank,self.cost,) == (other.rank,other.cost,)
+        return (self.rank,self.cost,self.exchange,) == (other.rank,other.cost,other.exchange,)
     return NotImplemented
 
 
 def Compute__hash__(self):
-    return hash((self.rank,self.cost,))
+    return hash((self.rank,self.cost,self.exchange,))
 
 
 def Compute__setattr__(self, name, value):
