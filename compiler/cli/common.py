@@ -139,6 +139,9 @@ def _mapping(args, handle=None):
     algorithm's ``handle``, a configuration offering several partitions gives the one for that
     algorithm and the point's ``N`` (``args._point``, set by the commands at one point)."""
     from tlop.backends.binding import as_mapping
+
+    if all(getattr(args, k, None) is None for k in ("config", "layout", "partition")):
+        return as_mapping(getattr(args, "mapping", None))  # (configs is not imported for nothing)
     from tlop.runtime.configs import configuration
 
     cfg = configuration(getattr(args, "config", None), getattr(args, "layout", None),
