@@ -69,3 +69,51 @@ def test_check_of_a_fifo_says_what_it_is(tmp_path, capsys):
     assert main(["check", str(fifo)]) != 0
     err = capsys.readouterr().err
     assert "is a FIFO (named pipe), not a source file" in err and "no such file" not in err
+
+
+# --- 12: passes linear in the nesting depth ----------------------------------------------------
+
+
+def test_the_term_budget_asks_each_node_once(monkeypatch):
+    """3,000 nested sums: the budget's free-variable and schedule questions visit each node a
+    bounded number of times (they visited O(depth²) nodes: > 180 s at this depth)."""
+    from tlop import ir
+    from tlop.backends import budget
+    from tlop.ir import memo
+
+    depth = 3000
+    m = tlop.loads("algorithm a(P: int) = " + "".join(f"sum i{k} in 1 .. P: " for k in range(depth)) + "1us")
+    body = m["a"].ir.body
+    nodes = sum(1 for _ in ir.walk_unique(body))
+    calls = {"n": 0}
+    real = memo.children
+
+    def counting(e):
+        calls["n"] += 1
+        return real(e)
+
+    monkeypatch.setattr(memo, "children", counting)
+    memo._FREE.clear()
+    memo._SCHED.clear()
+    budget._CACHE.clear()
+    from tlop.frontend.limits import deep
+
+    with deep():                                   # as the engines run it
+        count = budget.term_count(body)
+    assert count is not None
+    # linear: a bounded number of visits per level (the count expression adds ~15 nodes a level);
+    # the quadratic walks made about depth²/2 = 4.5 million
+    assert calls["n"] <= 60 * depth, (calls["n"], nodes)
+    # the count is right: P^depth terms overflow the budget at P = 2, one term per level at P = 1
+    assert m["a"].evaluate("metropolis", P=1) == pytest.approx(1e-6)
+
+
+def test_memoised_facts_agree_with_the_tree_walks():
+    from tlop import ir
+    from tlop.ir import memo
+
+    mod = tlop.load("taulop/allreduce")
+    for name in ("ring", "rabenseifner", "rda"):
+        for node in ir.walk_unique(mod[name].ir.body):
+            assert memo.free_vars(node) == ir.free_vars(node)
+            assert memo.has_schedule(node) == ir.has_schedule(node)

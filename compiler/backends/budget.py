@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from tlop import ir
+from tlop.ir.memo import free_vars as _free_vars, has_schedule as _has_schedule
 
 __all__ = ["term_count", "count_terms", "over_budget_error"]
 
@@ -87,11 +88,11 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
         n = _terms(e)
         inner = _count(e.body)
         bounds = _add(_count(e.lo), _count(e.hi))
-        if e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body):
+        if e.kind == "sum" and e.var not in _free_vars(e.body) and _has_schedule(e.body):
             own = n if inner is None else _add(n, ir.Cond(ir.Bin(">=", n, _ONE), inner, _ZERO))
         elif inner is None:
             own = n
-        elif e.var not in ir.free_vars(inner):
+        elif e.var not in _free_vars(inner):
             own = ir.Bin("*", n, ir.Bin("+", _ONE, inner))
         else:
             own = ir.Reduce("sum", e.var, e.lo, e.hi, ir.Bin("+", _ONE, inner))
@@ -106,7 +107,7 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
             out = _add(out, _count(v))
         body = _count(e.body)
         if body is not None:
-            need = ir.free_vars(body)
+            need = _free_vars(body)
             bindings = tuple((n, v) for n, v in e.bindings if n in need)
             out = _add(out, ir.Let(bindings, body) if bindings else body)
         return out
