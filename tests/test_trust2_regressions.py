@@ -117,3 +117,16 @@ def test_memoised_facts_agree_with_the_tree_walks():
         for node in ir.walk_unique(mod[name].ir.body):
             assert memo.free_vars(node) == ir.free_vars(node)
             assert memo.has_schedule(node) == ir.has_schedule(node)
+
+
+def test_the_term_budget_counts_the_sends_of_stages():
+    """pairwise at P = 16,384 in LogGP (≈2.7·10⁸ sends) ran for minutes without an error: the
+    budget now counts every stage's sends and par/seq bindings and refuses it before it runs."""
+    alg = tlop.load("loggp/alltoall")["pairwise"]
+    with pytest.raises(TlopError) as e:
+        alg.evaluate("localhost-example", mapping=tlop.sequential(8), P=16384, m=1024.0)
+    msg = str(e.value)
+    assert "reduction terms and schedule elements in all" in msg and "536,854,527" in msg
+    assert code_of(e.value.diagnostics[0]) == "E042"
+    # within the budget it still evaluates, and the count does not depend on the engine's path
+    assert alg.evaluate("localhost-example", mapping=tlop.sequential(8), P=64, m=1024.0) > 0
