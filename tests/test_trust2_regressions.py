@@ -130,3 +130,26 @@ def test_the_term_budget_counts_the_sends_of_stages():
     assert code_of(e.value.diagnostics[0]) == "E042"
     # within the budget it still evaluates, and the count does not depend on the engine's path
     assert alg.evaluate("localhost-example", mapping=tlop.sequential(8), P=64, m=1024.0) > 0
+
+
+def test_memory_error_is_a_diagnostic_not_a_traceback(monkeypatch, capsys):
+    """A MemoryError anywhere in a command (a 250,000-term sum under a 4 GB limit ended in one)
+    is reported as an error with a code and exit status 1."""
+    import tlop.cli.main as cli_main
+
+    def boom(args):
+        raise MemoryError
+
+    parser = cli_main.build_parser("check")
+    real = parser.parse_args
+
+    def parse(argv):
+        ns = real(argv)
+        ns.run = boom
+        return ns
+
+    monkeypatch.setattr(cli_main, "build_parser", lambda *_a, **_k: type("P", (), {"parse_args": staticmethod(parse),
+                                                                                   "print_help": lambda self: None})())
+    assert main(["check", "taulop/bcast"]) == 1
+    err = capsys.readouterr().err
+    assert "out of memory running 'tlop check'" in err and "E042" in err and "Traceback" not in err
