@@ -1,9 +1,12 @@
-"""Regressions of issue 22 (trust), items 11, 15, 8 and 12: one test per reproducer.
+"""Regressions of issue 22 (trust), items 11, 15, 12 and 7: one test per reproducer.
 
 * 11: ``show --mapping`` of a LogGP-family (dataflow) schedule printed τ-Lop's closed form.
 * 15: 1,000 nested parentheses were rejected at 1:1 (the paren is on line 2) while 3,000 nested
   negations were accepted; a too-long import path was E060 without a location; ``tlop check`` of
   a FIFO said "no such file".
+* 12: quadratic passes over nested sums, stage sends outside the term budget, a MemoryError
+  traceback.
+* 7: SUMMA's M1–M16 curve under each contention key (bench/summa_contention.py).
 """
 
 import os
@@ -153,3 +156,26 @@ def test_memory_error_is_a_diagnostic_not_a_traceback(monkeypatch, capsys):
     assert main(["check", "taulop/bcast"]) == 1
     err = capsys.readouterr().err
     assert "out of memory running 'tlop check'" in err and "E042" in err and "Traceback" not in err
+
+
+# --- 7: the contention key of the kernels ------------------------------------------------------
+
+
+def test_summa_curve_per_contention_key(tmp_path):
+    """docs/configurations.rst, "Which key": with `all` SUMMA grows 6.5× from M2 to M16 on
+    metropolis, with the per-node keys 2.9× (000 §5: almost constant); the variant differs from
+    the stdlib module only in its two contention declarations."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import summa_contention as sc
+
+    rows = {n: c for n, _, c in sc.curve("metropolis", 128, ["M1", "M2", "M16"], tmp_path)}
+    grow = {k: rows["M16"][k] / rows["M2"][k] for k in sc.KEYS}
+    assert grow["all"] == pytest.approx(6.50, abs=0.01)
+    assert grow["node/dst_node"] == pytest.approx(2.88, abs=0.01)
+    # one node (M1): no network, one group either way
+    assert rows["M1"]["all"] == pytest.approx(rows["M1"]["node/dst_node"], rel=1e-12)
+    text = (tmp_path / "node_dst_node" / "platform.tlop").read_text()
+    assert "contention all" not in text and "contention dst_node" in text
