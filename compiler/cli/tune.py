@@ -8,7 +8,10 @@ source) on ``--profile``, over ``--mapping``, in one model (``--model``, default
 searching the segment sizes and fan-outs the library takes (:mod:`tlop.decisions.selection`),
 and prints one decision table per library: the algorithm a file makes it run, its predicted
 cost, the runner-up, the margin, and the library's own default with the predicted gain over it.
-Where the gain over a priced default is below ``--min-gain`` the default is kept; where the
+Where the gain over a priced default is below the model's error the default is kept: the error
+measured at that cell by a ``tlop validate`` run (``--error-from``, :mod:`tlop.decisions.model_error`:
+the largest error of the model on the ratio of two algorithms of the collective measured there),
+and ``--min-gain`` (a chosen factor) at the cells that run did not measure; where the
 default is an algorithm tlop cannot price it is kept too (a file never overrides what was not
 priced).  The files written (``--openmpi``: the classic coll_tuned dynamic rules;
 ``--openmpi-json``: Open MPI 6.0's JSON rules; ``--mpich``: MPICH's JSON selection) name exactly
@@ -55,7 +58,12 @@ def add_arguments(p) -> None:
     p.add_argument("--only", action="append", metavar="ALG", help="consider only this library algorithm (repeatable)")
     p.add_argument("--min-gain", type=float, default=1.1, metavar="X",
                    help="keep the library's default unless the best algorithm is predicted X times cheaper (default "
-                        "1.1: below the error tlop validate measures for the model; 1 always takes the cheapest)")
+                        "1.1, a chosen factor; 1 always takes the cheapest); cells measured by --error-from use the "
+                        "model's measured error there instead")
+    p.add_argument("--error-from", metavar="DIR",
+                   help="a tlop validate run (its --out directory or samples.jsonl) that measured two or more "
+                        "algorithms of a collective at some (P, m): at those cells the default is kept unless the "
+                        "predicted gain exceeds the model's measured error on such ratios")
     p.add_argument("--no-defaults", action="store_true",
                    help="do not price the libraries' built-in decisions (take the cheapest everywhere)")
     p.add_argument("--openmpi", metavar="FILE", help="write Open MPI's classic coll_tuned dynamic rules file")
@@ -116,8 +124,10 @@ def _default_of(library: str, collective: str, mapping=None):
     return lambda P, m: default_decision(library, collective, P, m, mapping=mapping)
 
 
-def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, min_gain=1.1, defaults=True):
-    """``{(library, collective): [Cell, …]}`` (see :mod:`tlop.decisions.selection`)."""
+def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, min_gain=1.1, defaults=True,
+         error=None):
+    """``{(library, collective): [Cell, …]}`` (see :mod:`tlop.decisions.selection`); ``error``, a
+    :class:`tlop.decisions.model_error.ModelError`, sets the threshold at the cells it measured."""
     from tlop.backends.binding import as_mapping
     from tlop.decisions.selection import Pricer, select
 
@@ -132,16 +142,19 @@ def tune(collectives, libraries, profile, mapping, model, Ps, ms, *, only=None, 
 
     out = {}
     for collective in collectives:
+        error_at = None if error is None else (lambda P, m, c=collective: error.at(c, P, m))
         for library in libraries:
             if mapping is None:  # one node: each P its own sequential(P)
                 cells = []
                 for P in Ps:
                     one_node = as_mapping(f"sequential({P})")
                     cells += select(library, collective, pricer_for(one_node), [P], ms, only=only, min_gain=min_gain,
-                                    default_of=_default_of(library, collective, one_node) if defaults else None)
+                                    default_of=_default_of(library, collective, one_node) if defaults else None,
+                                    error_at=error_at)
             else:
                 cells = select(library, collective, pricer_for(mapping), Ps, ms, only=only, min_gain=min_gain,
-                               default_of=_default_of(library, collective, mapping) if defaults else None)
+                               default_of=_default_of(library, collective, mapping) if defaults else None,
+                               error_at=error_at)
             out[(library, collective)] = cells
     return out
 
@@ -169,9 +182,9 @@ def _rows(cells):
     return rows
 
 
-def _json(result, profile, mapping_text, model):
+def _json(result, profile, mapping_text, model, error=None):
     out = {"profile": profile.name, "profile_path": str(getattr(profile, "path", "") or ""), "mapping": mapping_text,
-           "model": model, "tables": []}
+           "model": model, "error_from": None if error is None else error.source, "tables": []}
     for (library, collective), cells in result.items():
         table = {"library": library, "collective": collective, "cells": []}
         for c in cells:
@@ -183,9 +196,15 @@ def _json(result, profile, mapping_text, model):
                                    "runner_up": p(c.runner_up),
                                    "margin": c.margin if math.isfinite(c.margin) else None,
                                    "default": p(c.default), "gain": None if math.isnan(c.gain) else c.gain,
+                                   "measured_error": _measured(error, collective, c),
                                    "note": c.note})
         out["tables"].append(table)
     return out
+
+
+def _measured(error, collective, cell):
+    e = None if error is None else error.at(collective, cell.P, cell.m)
+    return None if e is None else {"factor": e.factor, "pairs": e.pairs, "worst": list(e.worst)}
 
 
 def setting(args, raw: dict, what: str):
@@ -225,17 +244,30 @@ def run(args) -> int:
         raise TlopError("give the ranges to tune over, e.g. P=2..64:x2 m=1KiB..4MiB:x4")
     if not (args.min_gain >= 1.0) or not math.isfinite(args.min_gain):
         raise TlopError(f"--min-gain {args.min_gain}: expected a number >= 1")
+    error = None
+    if args.error_from:
+        from tlop.decisions.model_error import load_validation
+
+        error = load_validation(args.error_from)
     collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning")
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
-                  min_gain=args.min_gain, defaults=not args.no_defaults)
+                  min_gain=args.min_gain, defaults=not args.no_defaults, error=error)
     from tlop.decisions.selection import MAX_SEGMENTS
 
+    if error is None:
+        kept = f"below a predicted gain of {args.min_gain:g}x"
+    else:
+        measured = sum(1 for (_, collective), cells in result.items() for c in cells
+                       if error.at(collective, c.P, c.m) is not None)
+        total = sum(len(cells) for cells in result.values())
+        kept = (f"below the model's error measured by {printable(error.source)} at {measured} of {total} cells "
+                f"(the largest error on the ratio of two algorithms measured there; the run's own profile "
+                f"priced them), elsewhere below a predicted gain of {args.min_gain:g}x")
     header = (f"profile {profile.name}, model {model}, mapping {mapping_text}; the library's default is kept "
-              f"below a predicted gain of {args.min_gain:g}x; segment sizes cutting m into more than "
-              f"{MAX_SEGMENTS} segments are not searched")
+              f"{kept}; segment sizes cutting m into more than {MAX_SEGMENTS} segments are not searched")
     if args.json == "-":
-        json.dump(_json(result, profile, mapping_text, model), sys.stdout, indent=1)
+        json.dump(_json(result, profile, mapping_text, model, error), sys.stdout, indent=1)
         print()
     else:
         print(f"tlop tune: {header}")
@@ -247,7 +279,7 @@ def run(args) -> int:
             from tlop.runtime.atomic import open_text_atomic
 
             with open_text_atomic(args.json) as f:
-                json.dump(_json(result, profile, mapping_text, model), f, indent=1)
+                json.dump(_json(result, profile, mapping_text, model, error), f, indent=1)
             print(f"wrote {printable(args.json)} (decision tables, JSON)")
     from tlop.decisions.write import write_files
 

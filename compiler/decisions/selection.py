@@ -192,10 +192,12 @@ def _applies(alg: LibraryAlgorithm, P: int) -> bool:
 
 
 def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, min_gain: float = 1.0,
-           default_of: Optional[Callable] = None) -> list:
+           default_of: Optional[Callable] = None, error_at: Optional[Callable] = None) -> list:
     """Every :class:`Cell` of the grid, P-major.  ``default_of(P, m)`` gives the library's own
     choice as ``(algorithm name or id, params)`` (None: unknown); ``min_gain`` is the smallest
-    predicted gain over a priced default for which a file overrides it."""
+    predicted gain over a priced default for which a file overrides it, except where
+    ``error_at(P, m)`` gives the model's measured error at that cell
+    (:class:`tlop.decisions.model_error.CellError`): there the gain must exceed that error."""
     algs = [a for a in catalogue(collective, library) if a.schedule is not None
             and (not only or a.name in only or str(a.id) in only)]
     if not algs:
@@ -240,10 +242,17 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                     note = "the default is the cheapest" + ("" if default.algorithm == chosen.algorithm
                                                             else f" (tied with {chosen.label()})")
                     chosen = default
-                elif default.cost <= chosen.cost * min_gain:
-                    gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
-                    note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
-                            f"{min_gain:g}x")
-                    chosen = default
+                else:
+                    measured = error_at(P, int(m)) if error_at is not None else None
+                    threshold = measured.factor if measured is not None else min_gain
+                    if default.cost <= chosen.cost * threshold:
+                        gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
+                        note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
+                                + (f"the model's error at this cell, {measured.describe()}" if measured is not None
+                                   else f"{min_gain:g}x"))
+                        chosen = default
+                    elif measured is not None:
+                        note = (f"predicted gain {default.cost / chosen.cost:.3f}x exceeds the model's error at "
+                                f"this cell, {measured.describe()}")
             cells.append(Cell(int(P), int(m), tuple(ranking), default, chosen, note))
     return cells
