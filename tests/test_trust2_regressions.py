@@ -179,3 +179,27 @@ def test_summa_curve_per_contention_key(tmp_path):
     assert rows["M1"]["all"] == pytest.approx(rows["M1"]["node/dst_node"], rel=1e-12)
     text = (tmp_path / "node_dst_node" / "platform.tlop").read_text()
     assert "contention all" not in text and "contention dst_node" in text
+
+
+def test_a_parallel_chain_decides_each_distinct_condition_once(monkeypatch):
+    """``T‖T‖…‖T`` (n items) asked n² channel and size comparisons, each constant-folded: 800
+    items took 8 s.  Equal conditions are now decided once (the pairwise expansion itself is still
+    quadratic: issue 22 item 12, reported)."""
+    from tlop.ir.taulop import expand
+
+    calls = {"n": 0}
+    real = expand._Decider._decide
+
+    def counting(self, cond):
+        calls["n"] += 1
+        return real(self, cond)
+
+    monkeypatch.setattr(expand._Decider, "_decide", counting)
+    n = 200
+    m = tlop.loads('import "taulop/platform.tlop"\nalgorithm a(m: bytes) = ' + " || ".join(["T[shm](m)"] * n))
+    one = tlop.loads('import "taulop/platform.tlop"\nalgorithm a(m: bytes) = 200 || T[shm](m)')
+    with pytest.warns(UserWarning):                                      # τ = 200 is past the table
+        got = m["a"].evaluate("metropolis", m=1024.0)
+    with pytest.warns(UserWarning):
+        assert got == pytest.approx(one["a"].evaluate("metropolis", m=1024.0), rel=1e-12)
+    assert calls["n"] <= 10, calls
