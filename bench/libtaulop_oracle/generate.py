@@ -14,7 +14,10 @@ are not monotone (and with the misplaced ``ceil`` of ``TauLopParam::getBytes(t, 
 ``src/taulop_params.cpp:509``) that inverse is smaller than the bytes whose cost is Δ, so two
 equal concurrent groups — e.g. the receivers' γ(m) of one reduce stage — leave a residue that
 the library charges again (libtaulop-semantics.md §4, §6.1 step 4, §9 items 3-4).  The patched
-column is the library with that one cause removed; ``bench/libtaulop_agreement.py`` attributes a
+column is the library with that one cause removed (``--check
+/work/shared/reference/taulop-oracle-lusitania.csv`` first re-predicts that oracle's 9,504 SHM+IB
+rows with the unmodified build: all reproduced to 1e-12, so the driver calls the library as the
+oracle's generator did); ``bench/libtaulop_agreement.py`` attributes a
 disagreement to "library tie residues" only where the stdlib agrees with it.
 
 Rows: the reductions (reduce and allreduce variants), P ∈ {2, 4, 8, 16}, Q and mapping
