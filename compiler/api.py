@@ -44,6 +44,7 @@ class AlgorithmHandle:
         self.module = module
         self.ir = alg
         self._last_entry = None  # the native tier's entry of the last call (tlop.backends.tiering)
+        self._names = frozenset(p.name for p in alg.params)
 
     @property
     def name(self) -> str:
@@ -182,6 +183,10 @@ class AlgorithmHandle:
             target = self.for_profile(profile)
             if target is not self:
                 return target.evaluate(profile, mapping=mapping, invalid=invalid, **args)
+        if not self._names.issuperset(args):    # a retired name (S, s: now seg), read with a warning
+            from tlop.backends.renamed import renamed_arguments
+
+            args = renamed_arguments(args, self._names, self.name)
         e = self._last_entry  # native code for the last (profile, mapping) values (tlop.backends.tiering)
         if e is not None and e.ev is not None and invalid == "raise" and type(profile) is not str \
                 and (e.profile is profile or e.profile == profile) and (e.mapping is mapping or e.mapping == mapping):

@@ -53,6 +53,7 @@ import numpy as np
 
 from tlop import ir
 from tlop.ir import ops
+from tlop.ir.memo import free_vars as _free_vars, has_schedule as _has_schedule
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.codes import code_of
@@ -200,7 +201,7 @@ class Interpreter(ScheduleEvaluation, ExprFunctor):
     def _stage_invariant(self, e) -> bool:
         """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
         return self.stage_recorder is None and _node_fact(
-            "invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
+            "invariant", e, lambda e: e.kind == "sum" and _has_schedule(e.body) and e.var not in _free_vars(e.body))
 
     def _eval_Reduce(self, e, env, conc):
         if self.dataflow and e.kind == "sum" and self._holds_stage(e):

@@ -318,6 +318,12 @@ def run(args) -> int:
 
     collectives, libraries, profile, model, mapping, mapping_text, Ps, ms = setting(args, raw, "tuning",
                                                                                     ALL_LIBRARIES)
+    from tlop.runtime.measure.assemble import profile_environment_warnings
+
+    import warnings
+
+    for w in profile_environment_warnings(profile):    # a table tuned on doubtful timings says so
+        warnings.warn(w, UserWarning, stacklevel=2)     # the CLI prints "tlop: warning: …"; tlop.tune() warns
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults, error=error)
