@@ -67,8 +67,8 @@ def schedules(quick: bool) -> list:
             if h.ir.over is None or any(p.per_rank is not None for p in h.params):
                 continue
             args = {"m": "1MiB"}
-            if any(p.name == "S" for p in h.params):
-                args["S"] = "64KiB"
+            if any(p.name == "seg" for p in h.params):
+                args["seg"] = "64KiB"
             out.append((f"taulop/{f.stem}", name, args))
     if quick:
         out = [c for c in out if c[1] in ("pairwise", "binomial", "rda")][:4]

@@ -54,7 +54,7 @@ CODES = (
      r"weight \S+ must be a positive"),
     ("E042", "a size limit (terms of a sum, points of a grid, the expansion of a definition, nesting depth)",
      r"longer than tlop evaluates|more than tlop (evaluates|explains)|points; at most|expands to [\d,]+ nodes|"
-     r"beyond ±2\^53|nested too deeply|too large to check by unrolling"),
+     r"beyond ±2\^53|nested too deeply|too large to check by unrolling|^out of memory running"),
     ("E030", "bad argument value on the command line or in the Python API (NAME=VALUE, range, option)",
      r"^(--?[\w-]+[ :]|'?[\w]+=)|arguments are NAME=VALUE|is given twice \(|^argument \S+: |"
      r"is not a channel index|too large for a double|do not broadcast together|is given twice$|^give |"

@@ -131,7 +131,7 @@ def sweep_figure(title: str, names: list, axes: dict, values: np.ndarray, label)
         name = f"{series}={label(series, axes[series][k])}" if series is not None else title.split(" ")[0]
         ax.plot(xs, row / scale, marker="o", markersize=3, linewidth=1.2, label=name, gid=f"series-{k}")
     if _spans_decades(xs) or _geometric(xs):
-        ax.set_xscale("log", base=2 if x in ("m", "s", "S", "P") else 10)
+        ax.set_xscale("log", base=2 if x in ("m", "seg", "s", "S", "P") else 10)
     if _spans_decades(table):
         ax.set_yscale("log")
     _size_ticks(ax, x, xs, label)
@@ -217,7 +217,7 @@ def best_curves_figure(title: str, x: str, xs, costs: np.ndarray, algorithms: li
         if np.isfinite(won).any():
             ax.plot(xs, won / scale, color=colour, linewidth=3.2, solid_capstyle="round", gid=f"winner-{k}")
     if _spans_decades(xs) or _geometric(xs):
-        ax.set_xscale("log", base=2 if x in ("m", "s", "S", "P") else 10)
+        ax.set_xscale("log", base=2 if x in ("m", "seg", "s", "S", "P") else 10)
     if _spans_decades(finite):
         ax.set_yscale("log")
     _size_ticks(ax, x, xs, label)

@@ -83,9 +83,9 @@ def intra_cluster_times(sizes, m: float, profile) -> tuple:
         best = (np.inf, "-")
         for h in algs:
             names = {p.name for p in h.params}
-            if "s" in names:
-                for s in _segment_sizes(m):
-                    best = min(best, (float(h.evaluate(profile, P=int(P), m=m, s=s)), f"{h.name}(s={s:g})"))
+            if "seg" in names:
+                for seg in _segment_sizes(m):
+                    best = min(best, (float(h.evaluate(profile, P=int(P), m=m, seg=seg)), f"{h.name}(seg={seg:g})"))
             else:
                 best = min(best, (float(h.evaluate(profile, P=int(P), m=m)), h.name))
         times.append(best[0])
