@@ -32,11 +32,11 @@ algorithm chain_stages(P: int >= 1, m: bytes) over map: mapping =
         send s -> s + 1 : m
     }}
 
-/// A segmented chain: m is cut into segments of S bytes that follow each other down the chain
-/// (a pipeline of ⌈m/S⌉ + P − 2 steps).  The where condition is checked at every point.
-/// Try: tlop sweep {file} pipelined P=2..32:x2 m=1MiB S=8KiB..1MiB:x4
-algorithm pipelined(P: int >= 2, m: bytes, S: bytes > 0B) where S <= m =
-    (ceil(m / S) + P - 2) * T[shm](S)
+/// A segmented chain: m is cut into segments of seg bytes that follow each other down the chain
+/// (a pipeline of ⌈m/seg⌉ + P − 2 steps).  The where condition is checked at every point.
+/// Try: tlop sweep {file} pipelined P=2..32:x2 m=1MiB seg=8KiB..1MiB:x4
+algorithm pipelined(P: int >= 2, m: bytes, seg: bytes > 0B) where seg <= m =
+    (ceil(m / seg) + P - 2) * T[shm](seg)
 '''
 
 
