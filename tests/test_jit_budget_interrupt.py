@@ -81,6 +81,7 @@ def test_arrays_are_counted_per_point():
 
 LONG = textwrap.dedent('''
     import sys, time, tlop
+    import numpy as np
     mod = tlop.loads("""
     import "taulop/platform.tlop"
     algorithm spin(P: int >= 2, m: bytes, K: int) over map: mapping =
@@ -90,10 +91,11 @@ LONG = textwrap.dedent('''
     ev = mod["spin"].compile("lusitania", mapping="sequential(8)", closed_forms=False)
     ev(P=64, m=1000.0, K=2)
     t = time.monotonic()
+    n = 100000  # points of 4096 x 1000 sends (8.2e6 elements with the par bindings): within the budget per point, hours in all
     try:
         # "ready" inside the try: every SIGINT the parent sends after reading it is caught here
         print("ready", flush=True)
-        ev(P=1 << 20, m=1000.0, K=100000)
+        ev.batch(P=np.full(n, 4096.0), m=np.full(n, 1000.0), K=np.full(n, 1000.0))
     except KeyboardInterrupt:
         import os, signal
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's next SIGINT, if any, changes nothing
