@@ -229,11 +229,12 @@ def run(args) -> int:
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults)
-    from tlop.decisions.selection import MAX_SEGMENTS
+    from tlop.decisions.selection import segment_cap
 
+    cap = segment_cap(model)
     header = (f"profile {profile.name}, model {model}, mapping {mapping_text}; the library's default is kept "
-              f"below a predicted gain of {args.min_gain:g}x; segment sizes cutting m into more than "
-              f"{MAX_SEGMENTS} segments are not searched")
+              f"below a predicted gain of {args.min_gain:g}x" +
+              (f"; segment sizes cutting m into more than {cap} segments are not searched" if cap else ""))
     if args.json == "-":
         json.dump(_json(result, profile, mapping_text, model), sys.stdout, indent=1)
         print()
