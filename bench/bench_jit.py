@@ -6,7 +6,7 @@ Workloads (metropolis profile; 10**6 random points, P uniform in 2..256, m log-u
 
 * ``binomial``  taulop/bcast ``binomial_bcast``: Σ_{i<⌈log2 P⌉} 2^i ‖ T^shm(m)
 * ``ring``      taulop/allgather ``ring_allgather_node``: (P − 1)·(P ‖ T^shm(m))
-* ``chain_seg`` plogp/bcast ``chain_segmented`` with s = 8 KiB, on a pLogP profile derived
+* ``chain_seg`` plogp/bcast ``chain_segmented`` with seg = 8 KiB, on a pLogP profile derived
   from metropolis's InfiniBand tables (g(m) = o_ib(m) + L_ib(m, 1), L = 8 µs)
 
 The floor row is ``np.add(P, m, out=out)``: one pass that reads the two input arrays and
@@ -64,7 +64,7 @@ def workloads(met):
     return [
         ("binomial", tlop.load("taulop/bcast"), "binomial_bcast", met, {}),
         ("ring", tlop.load("taulop/allgather"), "ring_allgather_node", met, {}),
-        ("chain_seg", tlop.load("plogp/bcast"), "chain_segmented", pl, {"s": S_SEG}),
+        ("chain_seg", tlop.load("plogp/bcast"), "chain_segmented", pl, {"seg": S_SEG}),
     ]
 
 

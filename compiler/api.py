@@ -6,7 +6,7 @@
 >>> ts = bcast.evaluate("metropolis", P=[2, 4, 8], m=[1024, 4096, 65536])   # numpy arrays broadcast
 
 :func:`load` keeps the checked IR of each file in a per-user cache
-(:mod:`tlop.frontend.checked_cache`), so loading a file a second time parses nothing.  The
+(``tlop.frontend.checked_cache``), so loading a file a second time parses nothing.  The
 front end, numpy and the engines are imported when first needed.
 """
 
@@ -44,6 +44,7 @@ class AlgorithmHandle:
         self.module = module
         self.ir = alg
         self._last_entry = None  # the native tier's entry of the last call (tlop.backends.tiering)
+        self._names = frozenset(p.name for p in alg.params)
 
     @property
     def name(self) -> str:
@@ -56,12 +57,12 @@ class AlgorithmHandle:
 
     @property
     def params(self) -> tuple:
-        """The parameters (:class:`tlop.ir.ParamSig`), shown as the signature
+        """The parameters (``tlop.ir.ParamSig``), shown as the signature
         ``(P: int >= 1, m: bytes, c: channel = shm)``."""
         return _Params(self.ir.params, self.module.program)
 
     def bind(self, args: dict, strings: bool = False) -> dict:
-        """Check and complete arguments (defaults, channels, constraints); see :mod:`tlop.backends.binding`."""
+        """Check and complete arguments (defaults, channels, constraints); see ``tlop.backends.binding``."""
         return bind_arguments(self.module.program, self.ir, args, strings=strings)
 
     def requirements(self) -> dict:
@@ -171,17 +172,21 @@ class AlgorithmHandle:
         ``over`` a process mapping needs ``mapping`` (``tlop.sequential(8)``,
         ``tlop.round_robin(8)``, ``tlop.read_layout(path)``, or their text ``"sequential(8)"``),
         one for the whole call; other algorithms ignore it.  Schedule stages are reduced by
-        counting (:mod:`tlop.backends.schedule_count`), which the tests check against the
+        counting (``tlop.backends.schedule_count``), which the tests check against the
         oracle's sort (``Interpreter(…, schedules="sort")``); a τ-Lop schedule evaluated
         with scalar arguments is answered natively when the engine policy says that pays — at
         once for an expensive point, after enough interpreted time for cheap ones, per
-        profile and mapping *value* (:mod:`tlop.backends.tiering`; the same results to 1e-12).  An
+        profile and mapping *value* (``tlop.backends.tiering``; the same results to 1e-12).  An
         algorithm of a model-neutral module (``stdlib/coll``) loaded without a model is priced
-        in the model the profile provides (:func:`tlop.runtime.profile.default_model`)."""
+        in the model the profile provides (``tlop.runtime.profile.default_model``)."""
         if self.module.model_neutral and self.module.model is None:
             target = self.for_profile(profile)
             if target is not self:
                 return target.evaluate(profile, mapping=mapping, invalid=invalid, **args)
+        if not self._names.issuperset(args):    # a retired name (S, s: now seg), read with a warning
+            from tlop.backends.renamed import renamed_arguments
+
+            args = renamed_arguments(args, self._names, self.name)
         e = self._last_entry  # native code for the last (profile, mapping) values (tlop.backends.tiering)
         if e is not None and e.ev is not None and invalid == "raise" and type(profile) is not str \
                 and (e.profile is profile or e.profile == profile) and (e.mapping is mapping or e.mapping == mapping):
@@ -296,7 +301,7 @@ class AlgorithmHandle:
             return evaluate_grid(self, as_profile(profile), mapping, invalid, axes)
 
     def compile(self, profile=None, *, mapping=None, **options):
-        """A JIT-compiled evaluator for ``profile`` (see :mod:`tlop.backends.jit`); an algorithm
+        """A JIT-compiled evaluator for ``profile`` (see ``tlop.backends.jit``); an algorithm
         ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
         text).  Schedules in LogGP and pLogP (dataflow programs) are not compiled:
         :class:`tlop.backends.jit.NotCompilable` (a TlopError) says so; evaluate them with
@@ -396,7 +401,7 @@ class Module:
     """A loaded and checked ``.tlop`` module with its imports.
 
     A module loaded from the checked-IR cache has its program but not yet the elaborator's
-    full result (declarations, ASTs): :attr:`elaborated` computes it on first access."""
+    full result (declarations, ASTs): ``elaborated`` computes it on first access."""
 
     def __init__(self, path: Path, elaborated, *, program: Optional[ir.Program] = None,
                  root_algorithms: Optional[tuple] = None, model: Optional[str] = None,
@@ -482,7 +487,7 @@ def load(name_or_path: str | Path, model: Optional[str] = None) -> Module:
     (one that imports ``"@model/platform.tlop"``, as ``coll/bcast`` does) is loaded for; without
     it such a module is checked as τ-Lop and its algorithms are priced in the model of the
     profile they are evaluated on.  The checked IR comes from the per-user cache when the file,
-    its imports and the compiler are unchanged (:mod:`tlop.frontend.checked_cache`)."""
+    its imports and the compiler are unchanged (``tlop.frontend.checked_cache``)."""
     from tlop.frontend import checked_cache
 
     path = resolve_path(str(name_or_path))

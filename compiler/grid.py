@@ -161,6 +161,10 @@ def evaluate_grid(handle, profile, mapping, invalid: str, axes: dict) -> Grid:
     types = {p.name: p.type for p in handle.ir.params}
     swept, fixed = {}, {}
     per_rank = {p.name for p in handle.ir.params if p.per_rank is not None}
+    if not set(axes) <= set(types):     # a retired name (S, s: now seg), read with a warning
+        from tlop.backends.renamed import renamed_arguments
+
+        axes = renamed_arguments(axes, types, handle.name)
     for k, v in axes.items():
         if k not in types:
             handle.bind({k: 0})  # the standard message: no such parameter

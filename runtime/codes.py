@@ -79,7 +79,7 @@ CODES = (
     ("E099", "other error", r""),
 )
 
-_COMPILED = tuple((code, re.compile(pattern)) for code, _, pattern in CODES)
+_COMPILED: tuple = ()  # (code, compiled pattern), made on first use (start-up does not pay for it)
 
 
 def code_of(diagnostic) -> str:
@@ -87,6 +87,9 @@ def code_of(diagnostic) -> str:
     own = getattr(diagnostic, "code", None)
     if own:
         return own
+    global _COMPILED
+    if not _COMPILED:
+        _COMPILED = tuple((code, re.compile(pattern)) for code, _, pattern in CODES)
     for code, pattern in _COMPILED:
         if pattern.search(diagnostic.message):
             return code

@@ -26,13 +26,10 @@ channel ``None`` finds only ``"*"`` entries.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
@@ -371,6 +368,8 @@ class Profile:
         d = self.to_dict()
         for k in ("name", "metadata", "fits"):
             d.pop(k)
+        import hashlib
+
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
 
     def to_json(self) -> str:
@@ -389,6 +388,13 @@ def profile_from_dict(data, source: str = "<profile>", path: Optional[Path] = No
 
 
 def _bundled_dir() -> Path:
+    import tlop.stdlib
+
+    where = getattr(tlop.stdlib, "__file__", None)
+    if where:  # a package on disk: its directory (importlib.resources would import tempfile, zipfile)
+        return Path(where).parent / "profiles"
+    from importlib import resources
+
     return Path(str(resources.files("tlop.stdlib") / "profiles"))
 
 
@@ -449,6 +455,8 @@ def save_profile(profile: Profile, path: Union[str, os.PathLike]) -> Path:
     directory = path.parent if str(path.parent) else Path(".")
     tmp = None
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

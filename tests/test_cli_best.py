@@ -16,7 +16,7 @@ def run_csv(argv, capsys):
 
 
 def test_best_is_the_argmin_of_every_algorithms_cost(capsys):
-    rows = run_csv(["best", "plogp/bcast", "P=1..64:x4", "m=1KiB..4MiB:x16", "s=16KiB",
+    rows = run_csv(["best", "plogp/bcast", "P=1..64:x4", "m=1KiB..4MiB:x16", "seg=16KiB",
                     "--profile", "localhost-example"], capsys)
     mod = tlop.load("plogp/bcast")
     prof = tlop.load_profile("localhost-example")
@@ -33,7 +33,7 @@ def test_best_is_the_argmin_of_every_algorithms_cost(capsys):
         costs = {}
         for a in algs:
             h = mod[a]
-            args = {"P": P, "m": m, **({"s": 16384.0} if any(p.name == "s" for p in h.params) else {})}
+            args = {"P": P, "m": m, **({"seg": 16384.0} if any(p.name == "seg" for p in h.params) else {})}
             costs[a] = h.evaluate(prof, **args)
             assert float(r[a]) == pytest.approx(costs[a], rel=1e-12)
         assert r["best"] == min(costs, key=costs.get)
@@ -42,7 +42,7 @@ def test_best_is_the_argmin_of_every_algorithms_cost(capsys):
 
 def test_best_broadcasts_across_modules(capsys):
     """The three broadcasts of taulop/collectives (two imported), on metropolis shared memory."""
-    argv = ["best", "taulop/collectives", "P=2..32:x4", "m=1KiB,1MiB", "S=8KiB", "--engine", "interp"]
+    argv = ["best", "taulop/collectives", "P=2..32:x4", "m=1KiB,1MiB", "seg=8KiB", "--engine", "interp"]
     for alg in ("binomial_bcast", "linear_bcast", "scatter_allgather_bcast"):
         argv += ["--only", alg]
     assert main(argv) == 0
@@ -52,14 +52,14 @@ def test_best_broadcasts_across_modules(capsys):
     mod = tlop.load("taulop/collectives")
     prof = tlop.load_profile("metropolis")
     for line, P in zip(out[3:], (2, 8, 32)):
-        costs = {a: mod[a].evaluate(prof, **{k: v for k, v in {"P": P, "m": 1024.0, "S": 8192.0}.items()
+        costs = {a: mod[a].evaluate(prof, **{k: v for k, v in {"P": P, "m": 1024.0, "seg": 8192.0}.items()
                                                if any(p.name == k for p in mod[a].params)})
                  for a in ("binomial_bcast", "linear_bcast", "scatter_allgather_bcast")}
         assert line.split()[1] == min(costs, key=costs.get)
 
 
 def test_best_reports_what_it_cannot_price(capsys):
-    assert main(["best", "taulop/allgather", "P=8", "m=1KiB", "S=8KiB", "--engine", "interp"]) == 0
+    assert main(["best", "taulop/allgather", "P=8", "m=1KiB", "seg=8KiB", "--engine", "interp"]) == 0
     out = capsys.readouterr().out
     assert "  not compared: ring_allgather_seq: needs Q, which the grid does not give\n" in out
     assert "  not compared: ring_allgather_rr: needs Q, which the grid does not give\n" in out
@@ -75,7 +75,7 @@ def test_best_errors(capsys):
 def test_best_of_a_file_that_only_imports_compares_every_algorithm_in_scope(tmp_path, capsys):
     f = tmp_path / "both.tlop"
     f.write_text('model taulop\nimport "taulop/scatter"\nimport "taulop/allgather"\n')
-    assert main(["best", str(f), "P=2..8:x4", "m=1KiB", "S=8KiB", "--engine", "interp"]) == 0
+    assert main(["best", str(f), "P=2..8:x4", "m=1KiB", "seg=8KiB", "--engine", "interp"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"cheapest of 5 algorithms of {f} on metropolis (interp)"
     # every algorithm left out is named with its reason
@@ -94,7 +94,7 @@ def test_best_of_nothing_says_so(tmp_path, capsys):
 
 
 def test_best_across_files_labels_clashing_names(capsys):
-    argv = ["best", "taulop/bcast", "plogp/bcast", "P=8", "m=1KiB", "s=8KiB", "--profile", "localhost-example"]
+    argv = ["best", "taulop/bcast", "plogp/bcast", "P=8", "m=1KiB", "seg=8KiB", "--profile", "localhost-example"]
     assert main(argv + ["--json"]) == 0
     import json
     out = json.loads(capsys.readouterr().out)

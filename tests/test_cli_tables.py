@@ -10,13 +10,13 @@ from tlop.cli.ranges import MAX_UNSTEPPED_SIZES, parse_range
 
 
 def test_a_size_range_without_a_step_is_not_silent(capsys):
-    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "S=1..4KiB", "--csv", "-"]) == 0
+    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "seg=1..4KiB", "--csv", "-"]) == 0
     cap = capsys.readouterr()
-    assert cap.err == ("tlop: warning: S=1..4KiB: a size range without a step goes up by 1 B, 4,096 points; "
-                       "give a step if that is not what you meant, e.g. S=1..4KiB:x2 (doubling) or "
-                       "S=1..4KiB:+1KiB\n")
+    assert cap.err == ("tlop: warning: seg=1..4KiB: a size range without a step goes up by 1 B, 4,096 points; "
+                       "give a step if that is not what you meant, e.g. seg=1..4KiB:x2 (doubling) or "
+                       "seg=1..4KiB:+1KiB\n")
     assert cap.out.count("\n") == 4097
-    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "S=1..4KiB:+1", "--csv", "-"]) == 0
+    assert main(["sweep", "taulop/scatter", "binomial_scatter", "P=8", "m=1MiB", "seg=1..4KiB:+1", "--csv", "-"]) == 0
     assert capsys.readouterr().err == ""  # an explicit step says it is meant
     assert len(parse_range("S", "1..4KiB:x2", "bytes", None)) == 13
     assert len(parse_range("S", f"1..{MAX_UNSTEPPED_SIZES}", "bytes", None)) == MAX_UNSTEPPED_SIZES

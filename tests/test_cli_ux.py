@@ -93,7 +93,7 @@ CASES.update({
     "configs_fig8": (["configs", "fig8"], 0),
     "explain_code_e021": (["explain-code", "E021"], 0),
     "help_unknown_code": (["help", "E999"], 1),
-    "best_matrix_cost_and_margin": (["best", "taulop/collectives", "P=2..32:x4", "m=1KiB,1MiB", "S=8KiB",
+    "best_matrix_cost_and_margin": (["best", "taulop/collectives", "P=2..32:x4", "m=1KiB,1MiB", "seg=8KiB",
                                      "--only", "binomial_bcast", "--only", "linear_bcast", "--only",
                                      "scatter_allgather_bcast", "--engine", "interp"], 0),
     "best_rows_next_best": (["best", "taulop/bcast", "P=8", "m=1KiB..1MiB:x32", "--engine", "interp"], 0),

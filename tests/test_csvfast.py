@@ -61,3 +61,36 @@ def test_best_csv_is_what_csv_writer_wrote(capsys):
         for name, cost in costs.items():
             if cost != float("inf"):
                 assert cost == mod[name].evaluate(None, **point)
+
+
+def test_native_chunks_write_the_same_csv(capsys, monkeypatch):
+    """Chunks written whole by native code (tlop.backends.jit.floatrepr.csv_lines) give the same
+    bytes as the per-column Python path, for sweep (NaN an empty cell) and best (labels, "nan")."""
+    runs = [["sweep", "taulop/bcast", "binomial_bcast", "P=2..40:+3", "m=1..1MiB:x16", "c=shm,net", "--csv", "-"],
+            ["best", "taulop/bcast", "P=2..20:+6", "m=1..1MiB:x64", "c=shm,net", "--csv", "-"]]
+    for argv in runs:
+        monkeypatch.setattr(csvfast, "NATIVE_MIN", 1 << 60)  # Python
+        assert main(argv) == 0
+        want = capsys.readouterr().out
+        monkeypatch.setattr(csvfast, "NATIVE_MIN", 1)  # native, every chunk
+        assert main(argv) == 0
+        assert capsys.readouterr().out == want
+        monkeypatch.setattr(csvfast, "TABLE_MAX", 3)  # long axes: distinct values per chunk
+        assert main(argv) == 0
+        assert capsys.readouterr().out == want
+        monkeypatch.undo()
+
+
+@given(st.lists(st.tuples(st.floats(allow_nan=True, allow_infinity=True), st.integers(0, 2)), min_size=1, max_size=30))
+def test_a_native_chunk_is_the_joined_cells(points):
+    from tlop.backends.jit.floatrepr import csv_lines
+
+    values = [v for v, _ in points]
+    index = [i for _, i in points]
+    texts = ["a", 'q"uote', "µs,x"]
+    want = csvfast.block([csvfast.labels(texts, index), csvfast.numbers(values, ""), csvfast.numbers(values),
+                          csvfast.numbers(values, "")])
+    same = [i == 1 for i in index]  # the value is the line's first number there: its text is reused
+    got = csv_lines([("text", index, [csvfast.quote(t) for t in texts]), ("float", values, ""),
+                     ("float", values, "nan"), ("float", values, "", same)], len(points))
+    assert got == want

@@ -110,15 +110,15 @@ def test_segmented_p2p_scatter_and_rda():
     _, L = SHM[S]
     m = 64 * S
     k = 64
-    assert tlop.load("taulop/p2p")["p2p_segmented"].evaluate(prof, m=m, S=S) == \
+    assert tlop.load("taulop/p2p")["p2p_segmented"].evaluate(prof, m=m, seg=S) == \
         pytest.approx(2 * L[0] + (k - 1) * L[1], rel=1e-13)
     P = 8
     sct = sum(k / 2 ** i * L[2 ** i - 1] for i in range(1, 4))
-    assert tlop.load("taulop/scatter")["binomial_scatter"].evaluate(prof, P=P, m=m, S=S) == \
+    assert tlop.load("taulop/scatter")["binomial_scatter"].evaluate(prof, P=P, m=m, seg=S) == \
         pytest.approx(sct, rel=1e-13)
-    rda = tlop.load("taulop/allgather")["rd_allgather"].evaluate(prof, P=P, m=m, S=S)
+    rda = tlop.load("taulop/allgather")["rd_allgather"].evaluate(prof, P=P, m=m, seg=S)
     assert rda == pytest.approx(2 * k * (P - 1) / P * L[P - 1], rel=1e-13)  # 002's closed form
-    bound = tlop.load("taulop/scatter")["binomial_scatter_bound"].evaluate(prof, P=P, m=m, S=S)
+    bound = tlop.load("taulop/scatter")["binomial_scatter_bound"].evaluate(prof, P=P, m=m, seg=S)
     assert rda == pytest.approx(2 * bound, rel=1e-13)  # Θ_RDA = 2·Θ′_Sct (002)
 
 
@@ -157,8 +157,8 @@ def test_plogp_broadcast_table1(name, plogp_profile):
     s = 1024.0
     alg = tlop.load("plogp/bcast")[name]
     args = {"P": P, "m": m}
-    if any(p.name == "s" for p in alg.params):
-        args["s"] = s
+    if any(p.name == "seg" for p in alg.params):
+        args["seg"] = s
     got = alg.evaluate(plogp_profile, **args)
     np.testing.assert_allclose(got, PLOGP_BCAST[name](P, m, s), rtol=1e-12)
 
@@ -195,7 +195,7 @@ def test_loggp():
     m = M_VALUES
     np.testing.assert_allclose(mod["p2p"].evaluate(prof, m=m), L + 2 * o + (m - 1) * G, rtol=1e-13)
     S = 1024.0
-    np.testing.assert_allclose(mod["p2p_segmented"].evaluate(prof, m=m, S=S),
+    np.testing.assert_allclose(mod["p2p_segmented"].evaluate(prof, m=m, seg=S),
                                L + 2 * o + (S - 1) * G + (np.ceil(m / S) - 1) * (gap + (S - 1) * G), rtol=1e-13)
     np.testing.assert_allclose(mod["binomial_bcast"].evaluate(prof, P=P_VALUES[:, None], m=m),
                                np.ceil(np.log2(P_VALUES[:, None])) * (L + 2 * o + (m - 1) * G), rtol=1e-13)

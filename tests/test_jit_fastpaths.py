@@ -31,7 +31,7 @@ def test_scalar_variant_matches_general_loop(chain):
     P = rng.integers(2, 300, 500).astype(float)
     m = np.floor(np.exp(rng.uniform(0, 18, 500)))
     handle = tlop.load("plogp/bcast")["chain_segmented"]
-    for args in ({"P": P, "m": m, "s": 8192.0}, {"P": 64, "m": m, "s": 1000.0}, {"P": P, "m": 1e6, "s": 77.0}):
+    for args in ({"P": P, "m": m, "seg": 8192.0}, {"P": 64, "m": m, "seg": 1000.0}, {"P": P, "m": 1e6, "seg": 77.0}):
         chain.scalar_variant_min = None
         general = chain.batch(**args)
         chain.scalar_variant_min = 1
@@ -46,13 +46,13 @@ def test_scalar_variant_matches_general_loop(chain):
 def test_scalar_variant_reports_errors_like_the_general_loop(chain):
     chain.scalar_variant_min = 1
     m = np.array([10.0, 2e4, 3e5])
-    with pytest.raises(TlopError, match="s = -1"):
-        chain.batch(P=np.array([2.0, 3.0, 4.0]), m=m, s=-1.0)
+    with pytest.raises(TlopError, match="seg = -1"):
+        chain.batch(P=np.array([2.0, 3.0, 4.0]), m=m, seg=-1.0)
     with pytest.raises(TlopError, match=r"P = 1") as err:
-        chain.batch(P=np.array([2.0, 3.0, 1.0]), m=m, s=4096.0)
+        chain.batch(P=np.array([2.0, 3.0, 1.0]), m=m, seg=4096.0)
     assert "1 of 3" in str(err.value)
     with pytest.raises(TlopError, match=r"m = -5"):
-        chain.batch(P=5, m=np.array([1.0, -5.0, 7.0]), s=100.0)
+        chain.batch(P=5, m=np.array([1.0, -5.0, 7.0]), seg=100.0)
 
 
 def test_first_failure_is_reported_in_point_order():

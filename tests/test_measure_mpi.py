@@ -37,7 +37,8 @@ def _measure(*argv, env=None, timeout=PATIENCE):
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     out = tmp_path_factory.mktemp("measure") / "p.json"
-    r = _measure("--quick", "--sizes", FIXTURE_SIZES, "--bench", "taulop,postal", "--out", str(out))
+    r = _measure("--quick", "--sizes", FIXTURE_SIZES, "--bench", "taulop,postal", "--out", str(out),
+                 "--plot", str(out.with_suffix(".svg")))
     assert r.returncode == 0, r.stderr
     return out
 
@@ -54,6 +55,17 @@ def test_profile_loads_with_both_channels(measured):
     net_env = [r["env"] for r in md["runs"] if r["role"] == "net-forced"][0]
     assert net_env.get("MPIR_CVAR_NOLOCAL") == "1"
     assert Path(str(measured).replace(".json", ".samples.jsonl")).exists()
+    # ranks bound to cores of their own (issue 22 item 18), asked and observed, in every launch
+    assert md["placement"]["binding"] == "mpiexec -bind-to core (MPICH Hydra)"
+    assert md["binding"].startswith("mpiexec -bind-to core (MPICH Hydra); observed: each rank on CPUs of its own")
+    a, b = md["placement"]["cpu_affinity_by_rank"]
+    assert len(a) == len(b) == 1 and a != b
+    assert {r["binding"] for r in md["runs"]} == {"mpiexec -bind-to core (MPICH Hydra)"}
+    assert all(len(r["load"]) == 3 for r in md["runs"])
+    assert not any("share CPUs" in w for w in md["environment_warnings"])
+    assert "both directions" in md["timing"]["pingpong"]
+    svg = measured.with_suffix(".svg").read_text()       # --plot: the latency with its spread per channel
+    assert svg.startswith("<?xml") and 'id="spread-shm"' in svg and 'id="ci-tcp"' in svg
 
 
 def test_derived_parameters_positive_and_monotone_in_m(measured):

@@ -70,3 +70,40 @@ def test_measure_prints_the_table_and_the_warnings_at_the_end(tmp_path, capsys):
     print_summary(samples, out, quiet=True)
     got = capsys.readouterr()
     assert got.out == "" and "loggph.o[shm]" in got.err  # a warning is never silenced
+
+
+def test_latency_figure_draws_medians_with_their_ci_and_the_samples_spread(records):
+    """tlop measure --plot (issue 25: spread where samples exist): per channel the medians, the
+    median's CI as error bars and the samples' interquartile band, read back from the figure."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from tlop.runtime.measure.plot import latency_figure
+
+    fig = latency_figure(records)
+    pp = [r for r in records if r.get("kind") == "point" and r.get("bench") == "pingpong"]
+    channels = sorted({r["channel"] for r in pp})
+    panels = {a.get_gid(): a for a in fig.axes if (a.get_gid() or "").startswith("panel-")}
+    assert sorted(panels) == [f"panel-{ch}" for ch in channels]
+    for ch in channels:
+        mine = sorted((r for r in pp if r["channel"] == ch), key=lambda r: r["params"]["m"])
+        ax = panels[f"panel-{ch}"]
+        (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"median-{ch}"]
+        assert list(line.get_xdata()) == [float(r["params"]["m"]) for r in mine]
+        assert np.allclose(line.get_ydata(), [r["stats"]["median"] * 1e6 for r in mine])
+        coll = {c.get_gid(): c for c in ax.collections}
+        segs = coll[f"ci-{ch}"].get_segments()
+        assert np.allclose([s[0][1] for s in segs], [r["stats"]["ci_low"] * 1e6 for r in mine])
+        assert np.allclose([s[1][1] for s in segs], [r["stats"]["ci_high"] * 1e6 for r in mine])
+        band = coll[f"spread-{ch}"].get_paths()[0].vertices[:, 1]
+        q = [np.percentile(r["samples"], [25, 75]) * 1e6 for r in mine]
+        assert band.min() == pytest.approx(min(a for a, _ in q)) and band.max() == pytest.approx(max(b for _, b in q))
+    assert latency_figure([r for r in records if r.get("bench") != "pingpong"]) is None
+
+
+def test_plot_option_is_checked_before_anything_is_measured(tmp_path, capsys):
+    from tlop.runtime.measure.cli import main
+
+    assert main(["--out", str(tmp_path / "p.json"), "--plot", str(tmp_path / "x.jpg")]) == 1
+    assert "the picture's name ends in .svg, .png, .pdf" in capsys.readouterr().err
+    assert not (tmp_path / "p.samples.jsonl").exists()

@@ -123,7 +123,7 @@ def test_best_plot_colours_each_cell_by_the_cheapest_algorithm(tmp_path, capsys,
 def test_a_point_no_algorithm_prices_is_shown_as_none(tmp_path, capsys, figures):
     # rd_allgather needs m > 0: at m = 0 only ring prices; with --only rd_allgather, nothing does
     out = tmp_path / "n.svg"
-    assert main(["best", "taulop/allgather", "P=2..8:x2", "m=0,1KiB", "S=8KiB", "--only", "rd_allgather",
+    assert main(["best", "taulop/allgather", "P=2..8:x2", "m=0,1KiB", "seg=8KiB", "--only", "rd_allgather",
                  "--plot", str(out)]) == 0
     capsys.readouterr()
     (fig,) = figures

@@ -136,6 +136,6 @@ def test_loggp_chain_and_pipeline(P, m, k, L, o, g, G):
     if 2 * o <= gap(m):
         assert same(got, (P - 1) * hop(m) + (k - 1) * gap(m))
         if P == 2 and g + (m - 1) * G >= o:
-            assert same(got, row(LP2P["p2p_segmented"], prof, m=k * m, S=m))
+            assert same(got, row(LP2P["p2p_segmented"], prof, m=k * m, seg=m))
     else:  # the receiver's overheads, not the gap, space the segments
         assert got >= ((P - 1) * hop(m) + (k - 1) * gap(m)) * (1 - 1e-12)

@@ -21,7 +21,7 @@ def test_search_equals_exhaustive_search(alg):
     for P in (4, 16, 64):
         for m in (1000, 1024, 65536, 100000, 1 << 20):
             def cost(s):
-                return ev.batch(P=np.full(len(s), float(P)), m=np.full(len(s), float(m)), s=s)
+                return ev.batch(P=np.full(len(s), float(P)), m=np.full(len(s), float(m)), seg=s)
             s, v, evaluations = search_segment(cost, m)
             every = cost(np.arange(1, m + 1, dtype=float))
             assert v == pytest.approx(float(every.min()), rel=1e-12), (P, m)

@@ -6,7 +6,7 @@ never are (no false proof), nested reductions included."""
 import pytest
 
 import tlop
-from tlop.analysis import smt
+from tlop.analysis import smt_facts
 from tlop.analysis.prove import validate
 
 SRC = '''
@@ -58,6 +58,6 @@ def test_different_bodies_are_never_identified(prog, x, y):
 def test_without_congruence_the_reordered_sum_is_not_proved_symbolically(prog, monkeypatch):
     """What the rule adds: with no sub-proof allowed, the two sums are distinct functions and only
     bounded unrolling can compare them."""
-    monkeypatch.setattr(smt, "CONGRUENCE_ATTEMPTS", 0)
+    monkeypatch.setattr(smt_facts, "CONGRUENCE_ATTEMPTS", 0)
     out = _check(prog, "a", "a_reordered")
     assert ("abstract", "proved") not in out.obligations

@@ -244,7 +244,7 @@ def test_rda_on_one_node_is_the_closed_form_of_002():
         for S, k in ((1024.0, 64), (4096.0, 8)):
             m = P * k * S
             got = float(AG["rda"].evaluate(prof, P=P, m=m / P, mapping=tlop.sequential(8)))
-            want = float(AG["rd_allgather"].evaluate(prof, P=P, m=m, S=S))
+            want = float(AG["rd_allgather"].evaluate(prof, P=P, m=m, seg=S))
             assert math.isclose(got, want, rel_tol=1e-12), (P, S, got, want)
 
 

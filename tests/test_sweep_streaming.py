@@ -20,7 +20,7 @@ CASES = {
     "sweep table, three axes": ["sweep", "taulop/bcast", "linear_bcast", "P=2..9", "m=1,1KiB,1MiB", "c=shm,net"],
     "best csv": ["best", "taulop/bcast", "P=2..20", "m=1..1MiB:x4", "c=shm,net", "--csv", "-"],
     "best table": ["best", "taulop/bcast", "P=2..64:x2", "m=1..1MiB:x4", "c=shm,net"],
-    "best matrix": ["best", "plogp/bcast", "P=1..33:+4", "m=1KiB..4MiB:x4", "s=16KiB", "--profile",
+    "best matrix": ["best", "plogp/bcast", "P=1..33:+4", "m=1KiB..4MiB:x4", "seg=16KiB", "--profile",
                     "localhost-example"],
 }
 

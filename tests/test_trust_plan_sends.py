@@ -32,10 +32,10 @@ def _stages(interp, e, env, out):
         out.append((e, dict(env)))
     elif isinstance(e, ir.Let):
         inner = dict(env)
-        inner.update({n: float(interp._eval(v, env, 1.0)) for n, v in e.bindings})
+        inner.update({n: float(interp.evaluate(v, env, 1.0)) for n, v in e.bindings})
         _stages(interp, e.body, inner, out)
     elif isinstance(e, ir.Reduce) and e.kind == "sum" and not ir.has_schedule(e.lo) and not ir.has_schedule(e.hi):
-        lo, hi = float(interp._eval(e.lo, env, 1.0)), float(interp._eval(e.hi, env, 1.0))
+        lo, hi = float(interp.evaluate(e.lo, env, 1.0)), float(interp.evaluate(e.hi, env, 1.0))
         for i in range(math.ceil(lo), math.floor(hi) + 1):
             _stages(interp, e.body, {**env, e.var: float(i)}, out)
     elif isinstance(e, ir.Bin) and e.op == "+":
@@ -43,22 +43,27 @@ def _stages(interp, e, env, out):
         _stages(interp, e.rhs, env, out)
     elif isinstance(e, ir.Bin) and e.op == "*" and ir.has_schedule(e.lhs) != ir.has_schedule(e.rhs):
         k_expr, body = (e.rhs, e.lhs) if ir.has_schedule(e.lhs) else (e.lhs, e.rhs)
-        k = float(interp._eval(k_expr, env, 1.0))
+        k = float(interp.evaluate(k_expr, env, 1.0))
         assert k.is_integer() and k >= 0, k
         for _ in range(int(k)):
             _stages(interp, body, env, out)
     elif isinstance(e, ir.Cond) and not ir.has_schedule(e.test):
-        branch = e.then_ if float(interp._eval(e.test, env, 1.0)) != 0 else e.else_
+        branch = e.then_ if float(interp.evaluate(e.test, env, 1.0)) != 0 else e.else_
         _stages(interp, branch, env, out)
     else:
         raise AssertionError(f"the test cannot list the stages of a {type(e).__name__}")
 
 
 def _sends(enum) -> list:
+    """Every send of the stage; the send of an ``exchange a <-> b`` (one weight-2 transfer in
+    τ-Lop, marked ``ir.Send.exchange``) is the sendrecv it stands for: both directions."""
     out = []
     for b in enum.sends:
+        both = bool(getattr(b.node, "exchange", False))
         for s, d, m in zip(np.ravel(b.a), np.ravel(b.b), np.ravel(b.c)):
             out.append((int(s), int(d), int(m)))
+            if both:
+                out.append((int(d), int(s), int(m)))
     return sorted(out)
 
 

@@ -52,7 +52,8 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     assert main([*argv, "--library"]) == 1  # an earlier run's samples are not mixed in silently
     assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
 
-    more = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "taulop/alltoall:pairwise", "P=2",
+    # (not alltoall:pairwise: at P = 2 it is allgather:ring's single exchange, the same program, run once)
+    more = ["validate", "taulop/bcast:binomial", "taulop/allgather:ring", "taulop/reduce:binomial_openmpi", "P=2",
             "m=1KiB,4KiB", "--profile", "metropolis", "--out", str(out), "--resume", "--format", "md",
             *[a for a in FAST if a != "--quiet"]]
     assert main(more) == 0
@@ -60,6 +61,30 @@ def test_validate_writes_the_report_and_resumes(tmp_path, capsys):
     assert "2 of 6 runs to measure" in captured.err
     assert len([r for r in read_records(out / "samples.jsonl") if r["kind"] == "point"]) == 10
     assert "µ̄ = " in (out / "report.md").read_text()
+
+
+def test_bound_ranks_window_timing_and_identical_programs_run_once(tmp_path, capsys):
+    """One launch at P = 2: the ranks are bound to distinct cores (MPICH -bind-to core) and the
+    report says so with the affinity the ranks saw; the samples are window-timed; linear and
+    binomial broadcasts (one send each at P = 2) run once and count once in µ̄."""
+    out = tmp_path / "v"
+    assert main(["validate", "taulop/bcast:binomial", "taulop/bcast:linear", "P=2", "m=1KiB", "--profile",
+                 "metropolis", "--out", str(out), "--warmup", "4", *FAST]) == 0
+    text = capsys.readouterr().out
+    assert "over 1 distinct programs (2 cells; identical programs counted once)" in text
+    recs = list(read_records(out / "samples.jsonl"))
+    points = [r for r in recs if r["kind"] == "point"]
+    assert [r["params"]["algorithm"] for r in points] == ["taulop/bcast:binomial"]
+    assert points[0]["timing"]["method"] == "window" and points[0]["warmup"] == 4
+    (run,) = [r for r in recs if r["kind"] == "run"]
+    assert run["placement"]["binding"] == "mpiexec -bind-to core (MPICH Hydra)"
+    a, b = run["placement"]["cpu_affinity_by_rank"]
+    assert len(a) == len(b) == 1 and a != b           # each rank on a core of its own
+    rows = list(csv.DictReader(open(out / "validation.csv")))
+    assert rows[0]["measured_median_s"] == rows[1]["measured_median_s"] and rows[1]["same_run_as"]
+    html = (out / "report.html").read_text()
+    assert "binding: P=2: mpiexec -bind-to core (MPICH Hydra); observed: each rank on CPUs of its own" in html
+    assert "ReproMPI&#x27;s window start" in html and "4 warm-up runs discarded" in html
 
 
 def test_interrupted_validate_keeps_its_samples(tmp_path):

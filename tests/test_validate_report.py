@@ -79,7 +79,7 @@ def test_report_is_self_contained_and_states_mu_bar_and_misses(tmp_path, fmt):
     path = tmp_path / f"report.{fmt}"
     write_report(path, cells, {"machine": "test box", "goal": 1.15}, figures(cells))
     text = path.read_text()
-    assert "µ̄ = 1.37 (median 1.25, geometric mean 1.32) over 7 measured cells (of 8 planned)" in text
+    assert "µ̄ = 1.37 (median 1.25, geometric mean 1.32) over 7 distinct measured programs (of 8 planned cells)" in text
     assert "misses by more than 1.5× in 2 of 7 cells" in text
     assert "Goal µ̄ ≤ 1.15: not met" in text
     assert "test box" in text
@@ -142,3 +142,76 @@ def test_the_mpi_is_named_by_library_and_version():
     assert mpi_version_text(hydra) == "MPICH 5.0.2 (Hydra)"
     assert mpi_version_text("mpiexec (Open MPI) 5.0.3\n\nReport bugs to …\n") == "mpiexec (Open MPI) 5.0.3"
     assert mpi_version_text("") == ""
+
+
+def _duplicated():
+    """At P = 2 linear and binomial broadcasts are the same single send: the second cell takes the
+    first one's measurement (``same_as``) and must not be counted twice."""
+    a = Cell("bcast:binomial:P=2:m=1024:shm", "taulop/bcast:binomial", 2, 1024.0, 2e-6)
+    b = Cell("bcast:linear:P=2:m=1024:shm", "taulop/bcast:linear", 2, 1024.0, 2e-6,
+             same_as="bcast:binomial:P=2:m=1024:shm")
+    c = Cell("allgather:ring:P=2:m=1024:shm", "taulop/allgather:ring", 2, 1024.0, 1e-6)
+    samples = [1e-6, 3e-6, 4e-6, 5e-6, 9e-6]
+    records = [{"kind": "point", "key": a.key, "samples": samples,
+                "stats": {"median": 4e-6, "n": 5, "ci_low": 3e-6, "ci_high": 5e-6}},
+               {"kind": "point", "key": c.key, "samples": [1e-6] * 3, "stats": {"median": 1e-6, "n": 3}}]
+    return cells_from_records([a, b, c], records)
+
+
+def test_identical_programs_count_once_in_mu_bar():
+    cells = _duplicated()
+    assert cells[1].measured == cells[0].measured == 4e-6 and cells[1].n == 5
+    s = summary(cells)
+    assert s["cells"] == 2 and s["measured"] == 3
+    assert s["mean_mu"] == pytest.approx((2.0 + 1.0) / 2)      # not (2 + 2 + 1) / 3
+    assert s["geomean_mu"] == pytest.approx(math.sqrt(2.0))
+
+
+def test_report_and_csv_say_which_cell_ran_a_program(tmp_path):
+    cells = _duplicated()
+    write_report(tmp_path / "r.md", cells, {"machine": "box"})
+    text = (tmp_path / "r.md").read_text()
+    assert "over 2 distinct measured programs (of 3 planned cells; 1 cell(s) ran a program identical to " \
+           "another's and count once)" in text
+    assert "| 5 (the run of bcast:binomial) |" in text
+    write_csv(tmp_path / "v.csv", cells)
+    rows = list(csv.DictReader(open(tmp_path / "v.csv")))
+    assert [r["same_run_as"] for r in rows] == ["", "bcast:binomial", ""]
+
+
+def test_figure_draws_the_spread_and_the_medians_confidence_interval():
+    """Where samples exist the measured line carries the median's CI as error bars and the samples'
+    interquartile range as a band (issue 25: spread where samples exist)."""
+    pytest.importorskip("matplotlib")
+    cells = _duplicated()
+    fig = figures(cells)["lines"]
+    ax = next(a for a in fig.axes if a.get_gid() == "panel-0")
+    coll = {c.get_gid(): c for c in ax.collections}
+    band = coll["spread-0-2"].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(3e-6) and band[:, 1].max() == pytest.approx(5e-6)  # np.percentile 25/75
+    (seg,) = coll["ci-0-2"].get_segments()
+    assert seg[0][1] == pytest.approx(3e-6) and seg[1][1] == pytest.approx(5e-6) and seg[0][0] == 1024.0
+    assert "P=2 samples, 25–75 %" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # no samples kept, no band (never an invented spread)
+    other = next(a for a in fig.axes if a.get_gid() == "panel-2")
+    assert "spread-2-2" in {c.get_gid() for c in other.collections}
+    bare = figures(_cells())["lines"]
+    assert not any((c.get_gid() or "").startswith("spread-") for a in bare.axes for c in a.collections)
+
+
+def test_oversubscribed_launches_are_barrier_timed():
+    """More ranks than cores cannot start a window together (every window was late: a P = 4 cell
+    on 2 cores ran 20,000 windows without a sample): such a launch starts each run after a barrier,
+    and the report says so."""
+    from types import SimpleNamespace
+
+    from tlop.cli.validate import _oversubscribed, _timing
+
+    window = SimpleNamespace(timing="window")
+    assert _timing(window, 2, 2, True) == "window"
+    assert _timing(window, 4, 2, True) == "barrier"
+    assert _timing(window, 4, 2, False) == "window"      # srun / a cluster: ranks spread over nodes
+    assert _timing(SimpleNamespace(timing="barrier"), 2, 16, True) == "barrier"
+    runs = [{"kind": "run", "role": "validate", "np": 4, "timing": "barrier"},
+            {"kind": "run", "role": "validate", "np": 2, "timing": "window"}, {"kind": "point", "np": 8}]
+    assert _oversubscribed(runs) == [4]

@@ -68,6 +68,8 @@ class StageView:
     phases: list
     cost: float
     notation: str
+    exchanges: frozenset = frozenset()   # indices of the sends (and, below, computations) an
+    exchange_computes: frozenset = frozenset()  # ``exchange`` item made (both ways; both combine)
 
 
 @dataclass
@@ -188,8 +190,9 @@ def _stage_view(index, d, program, scope) -> StageView:
                                 _max([g.notation for g in gs])))
     notation = " + ".join(p.notation for p in phases) or "0"
     variables = {v: d.env[v] for v in scope if v in d.env}
+    marked = (lambda a: frozenset() if a is None else frozenset(int(i) for i in np.flatnonzero(a)))
     return StageView(index, {k: (int(v) if float(v).is_integer() else float(v)) for k, v in variables.items()},
-                     sends, computes, phases, d.cost, notation)
+                     sends, computes, phases, d.cost, notation, marked(d.send_exchange), marked(d.comp_exchange))
 
 
 #: the index of the sum a repeated stage is unfolded into (a name no source can write)

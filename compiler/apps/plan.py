@@ -21,7 +21,10 @@ size from the model: the evaluator records a computation's *cost* (γ(m)), so a 
 given the size of the last message its rank received in that stage up to its phase (every
 stdlib reduction combines what it just received), or, when it received none, the algorithm's
 ``m``.  Weights (``send … weight 2``) change what a transfer costs, not what is sent: each send
-is executed once.
+is executed once — except the send of a τ-Lop ``exchange a <-> b`` (one transfer of weight 2 in
+the cost, marked :attr:`ir.Send.exchange`), which is the sendrecv it stands for: ``a → b`` and
+``b → a`` in the same phase, and with ``combine`` both ranks reduce (the cost counts one
+reduction, :attr:`ir.Compute.exchange`).  A dataflow model's exchange is two sends already.
 """
 
 from __future__ import annotations
@@ -99,13 +102,21 @@ def execution_plan(handle, profile, mapping, values: dict) -> ExecPlan:
     stages = []
     for s in e.stages:
         phases: dict = {}
-        for src, dst, size, _w, _ch, ph in s.sends:
-            phases.setdefault(ph, {"sends": [], "reduces": []})["sends"].append(
-                [int(src), int(dst), _whole(size, "sends", alg.name)])
-        for rank, _cost, ph in s.computes:
-            got = [x[2] for p in sorted(phases) if p <= ph for x in phases[p]["sends"] if x[1] == rank]
-            phases.setdefault(ph, {"sends": [], "reduces": []})["reduces"].append(
-                [int(rank), got[-1] if got else m_default])
+        partner: dict = {}  # (rank, phase) -> the other rank of the exchange it started there
+        for i, (src, dst, size, _w, _ch, ph) in enumerate(s.sends):
+            sends = phases.setdefault(ph, {"sends": [], "reduces": []})["sends"]
+            sends.append([int(src), int(dst), _whole(size, "sends", alg.name)])
+            if i in s.exchanges:  # the sendrecv's other direction
+                sends.append([int(dst), int(src), _whole(size, "sends", alg.name)])
+                partner[(int(src), int(ph))] = int(dst)
+        for k, (rank, _cost, ph) in enumerate(s.computes):
+            ranks = [int(rank)]
+            if k in s.exchange_computes and (int(rank), int(ph) - 1) in partner:
+                ranks.append(partner[(int(rank), int(ph) - 1)])  # both ranks of the pair combine
+            for r in ranks:
+                got = [x[2] for p in sorted(phases) if p <= ph for x in phases[p]["sends"] if x[1] == r]
+                phases.setdefault(ph, {"sends": [], "reduces": []})["reduces"].append(
+                    [r, got[-1] if got else m_default])
         stages.append([phases[p] for p in sorted(phases)])
     for st in stages:
         for ph in st:

@@ -164,6 +164,10 @@ class Binder:
         ``int`` parameters, and constraint violations (with the span of the constraint)."""
         problems: list = []
         alg = self.alg
+        if not self.names.issuperset(args):     # a retired name (S, s: now seg) is read with a warning
+            from tlop.backends.renamed import renamed_arguments
+
+            args = renamed_arguments(args, self.names, alg.name)
         for k in args:
             if k not in self.names:
                 from tlop.runtime.suggest import hint
@@ -334,6 +338,11 @@ class Binder:
         arguments, channels, strings) is :meth:`bind`'s to report."""
         import numpy as np
 
+        if not self.names.issuperset(args):
+            from tlop.backends.renamed import rename_map
+
+            renames = rename_map(args, self.names)      # bind() warns about them
+            args = {renames.get(k, k): v for k, v in args.items()}
         env = {}
         for p in self.params:
             if p.sig.per_rank is not None:

@@ -17,9 +17,13 @@ evaluation runs:
 * a ``sum`` of a schedule that does not depend on its index runs its body once (the engines'
   rule), so it counts ``n`` plus the body's count;
 * ``if`` counts its test and the branch taken; ``let`` its bindings and its body (with the
-  bindings the body's count needs); every other node the sum of its children's counts.
-  Schedule stages count nothing here (a stage is limited to
-  :data:`~tlop.backends.enumeration.MAX_ELEMENTS` elements by its enumeration).
+  bindings the body's count needs); every other node the sum of its children's counts;
+* a schedule stage counts its elements: a ``par``/``seq`` loop over ``lo .. hi`` counts like a
+  reduction over that range (every binding is tried), a ``send`` or ``compute`` 1 (plus what
+  its operands run) — so ``stages k in 1 .. P − 1 { par p in 0 .. P − 1: send … }`` counts about
+  P² and pairwise at P = 16,384 is refused at once instead of running for minutes (issue 22 item
+  12; a stage alone is also limited to :data:`~tlop.backends.enumeration.MAX_ELEMENTS` elements
+  by its enumeration).
 
 Both engines evaluate the count first and refuse a point whose count exceeds ``MAX_TERMS``
 with one message (:func:`over_budget_error`): the interpreter in
@@ -28,8 +32,8 @@ index when the arguments are scalars), the JIT at the start of the cost function
 (:meth:`tlop.backends.jit.codegen.CodeGen._emit_core`).
 
 What it does not do: bound what a ``let`` binding computes with a reduction when the count
-needs its value (it is evaluated, under its own per-loop limit, to know the count), or count
-the work of schedule stages.
+needs its value (it is evaluated, under its own per-loop limit, to know the count), or count a
+repeated dataflow program (``n * stage {…}`` in LogGP, which runs n times) more than once.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Optional
 import numpy as np
 
 from tlop import ir
+from tlop.ir.memo import free_vars as _free_vars, has_schedule as _has_schedule
 
 __all__ = ["term_count", "count_terms", "over_budget_error"]
 
@@ -81,17 +86,34 @@ def _count(e: ir.Expr, memo: Optional[dict] = None) -> Optional[ir.Expr]:
 def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
     def _count(x):  # noqa: F811 - the memoised recursion
         return _count_outer(x, memo)
-    if isinstance(e, ir.Stage):
-        return None
+    if isinstance(e, (ir.Stage, ir.Block)):
+        out = None
+        for it in e.items:
+            out = _add(out, _count(it))
+        return out
+    if isinstance(e, (ir.Send, ir.Compute)):  # one element of a stage, plus what its operands run
+        out = _ONE
+        for c in ir.children(e):
+            if isinstance(c, ir.Expr):
+                out = _add(out, _count(c))
+        return out
+    if isinstance(e, ir.Loop):  # par/seq: every binding is tried (its where evaluated), then its body
+        n = _terms(e)
+        inner = _add(_count(e.where), _count(e.body)) or _ZERO
+        if e.var not in _free_vars(inner):
+            own = ir.Bin("*", n, ir.Bin("+", _ONE, inner))
+        else:
+            own = ir.Reduce("sum", e.var, e.lo, e.hi, ir.Bin("+", _ONE, inner))
+        return _add(_add(_count(e.lo), _count(e.hi)), own)
     if isinstance(e, ir.Reduce):
         n = _terms(e)
         inner = _count(e.body)
         bounds = _add(_count(e.lo), _count(e.hi))
-        if e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body):
+        if e.kind == "sum" and e.var not in _free_vars(e.body) and _has_schedule(e.body):
             own = n if inner is None else _add(n, ir.Cond(ir.Bin(">=", n, _ONE), inner, _ZERO))
         elif inner is None:
             own = n
-        elif e.var not in ir.free_vars(inner):
+        elif e.var not in _free_vars(inner):
             own = ir.Bin("*", n, ir.Bin("+", _ONE, inner))
         else:
             own = ir.Reduce("sum", e.var, e.lo, e.hi, ir.Bin("+", _ONE, inner))
@@ -106,7 +128,7 @@ def _count_node(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
             out = _add(out, _count(v))
         body = _count(e.body)
         if body is not None:
-            need = ir.free_vars(body)
+            need = _free_vars(body)
             bindings = tuple((n, v) for n, v in e.bindings if n in need)
             out = _add(out, ir.Let(bindings, body) if bindings else body)
         return out
@@ -164,6 +186,12 @@ def over_budget_error(total: float, e: ir.Expr):
     """The error of an evaluation that would run ``total`` reduction terms."""
     from tlop.backends.interp import MAX_TERMS, EvalError
 
+    if _has_schedule(e):
+        first = next((n for n in ir.walk(e) if isinstance(n, (ir.Reduce, ir.Loop))), None)
+        return EvalError(f"this evaluation runs {total:,.0f} reduction terms and schedule elements in all "
+                         f"(sends, computations and par/seq bindings of every stage, times the stages), "
+                         f"which is longer than tlop evaluates (at most {MAX_TERMS:,} per evaluation, in "
+                         f"every engine)", getattr(first, "span", None))
     first = next((n for n in ir.walk(e) if isinstance(n, ir.Reduce)), None)
     what = f"'{first.kind}'" if first is not None else "the reductions"
     return EvalError(f"this evaluation runs {total:,.0f} reduction terms in all (nested reductions multiply: "

@@ -11,6 +11,10 @@ decomposition (``Transmit``), and parallel composition through the one shared re
 What it does not do: simplify, cache, compile, or check types (the front end did).  It is
 written for clarity and exactness, not speed; it never mutates the IR.
 
+Layout: the core (this module); stages and the mapping queries (:mod:`.interp_schedules`, a
+part of :class:`Interpreter`); the limits, checks and helpers every engine shares
+(:mod:`.interp_checks`, re-exported here).
+
 Rules an engine must reproduce exactly:
 
 * ``sum`` over an empty range is 0; ``max``/``min`` over an empty range is an error.
@@ -49,6 +53,7 @@ import numpy as np
 
 from tlop import ir
 from tlop.ir import ops
+from tlop.ir.memo import free_vars as _free_vars, has_schedule as _has_schedule
 from tlop.ir.taulop import expand_parcomp
 from tlop.ir.visitor import ExprFunctor
 from tlop.runtime.codes import code_of
@@ -58,106 +63,12 @@ __all__ = ["Interpreter", "evaluate", "EvalError", "MAX_TERMS", "BOUND_LIMIT", "
            "check_concurrency"]
 
 
-#: the longest reduction any engine runs (the JIT checks the same limit, so that no native loop
-#: runs for hours without a way to interrupt it)
-MAX_TERMS = 10_000_000
-#: the largest reduction bound (in magnitude) any engine accepts: beyond 2^53 consecutive
-#: integers are no longer distinct doubles, so the index could not count
-BOUND_LIMIT = float(2 ** 53)
+from tlop.backends.interp_checks import (BOUND_LIMIT, MAX_TERMS, EvalError, check_concurrency, check_reduce_bounds,
+                                         check_size, _is_array, _node_fact, _restrict, _scalar, _shape)
+from tlop.backends.interp_schedules import ScheduleEvaluation
 
 
-class EvalError(TlopError):
-    """An evaluation failed (missing table, empty max range, bad channel …)."""
-
-
-def _scalar(x):
-    """Collapse 0-d arrays to Python floats so scalar inputs give scalar outputs."""
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        return float(x)
-    return x
-
-
-def check_reduce_bounds(kind: str, lo: float, hi: float, span=None) -> tuple:
-    """``(start, stop)`` of a reduction over ``lo .. hi`` (one scalar point), or the EvalError
-    every engine reports for it: bounds not finite, beyond ±2^53, more than :data:`MAX_TERMS`
-    terms, or an empty ``max``/``min`` (an empty ``sum``, ``par`` or ``seq`` is empty: the
-    stage enumerator checks its loops' bounds here too)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise EvalError(f"{kind} range bounds are not finite ({lo} .. {hi})", span)
-    for b in (lo, hi):
-        if abs(b) > BOUND_LIMIT:
-            raise EvalError(f"{kind} range bound {b:.17g} is beyond ±2^53 (9007199254740992), where "
-                            f"doubles no longer hold every integer", span)
-    start, stop = int(math.ceil(lo)), int(math.floor(hi))
-    if stop - start + 1 > MAX_TERMS:
-        raise EvalError(f"{kind} over {stop - start + 1:,} terms ({start} .. {stop}) is longer than tlop "
-                        f"evaluates (at most {MAX_TERMS:,} terms, in every engine)", span)
-    if kind in ("max", "min") and stop < start:  # an empty sum, par or seq is just empty
-        raise EvalError(f"{kind} over an empty range", span)
-    return start, stop
-
-
-def _first_bad(v, bad):
-    """The first element of ``v`` (a float or an array) where ``bad`` holds, or None."""
-    if not _is_array(v):
-        return float(v) if bad(v) else None
-    with np.errstate(invalid="ignore"):
-        hits = np.flatnonzero(bad(v).ravel())
-    return float(np.asarray(v).ravel()[hits[0]]) if hits.size else None
-
-
-def check_size(what: str, size, span=None) -> None:
-    """A message size written in the model must not be negative (NaN passes: it makes the
-    result NaN, reported as such)."""
-    v = _first_bad(size, lambda x: x < 0)
-    if v is not None:
-        raise EvalError(f"{what}: the message size is negative ({v:g} B)", span)
-
-
-def check_concurrency(what: str, tau, span=None) -> None:
-    """A concurrency (``A ‖ …``, an item's count, a table's ``tau``) must be positive."""
-    v = _first_bad(tau, lambda x: x <= 0)
-    if v is not None:
-        raise EvalError(f"{what}: the concurrency must be positive, not {v:g}", span)
-
-
-def _is_array(v) -> bool:
-    return isinstance(v, np.ndarray) and v.ndim > 0
-
-
-def _shape(env, conc, *values) -> tuple:
-    """The broadcast shape of every array among the environment, ``conc`` and ``values``."""
-    shapes = [v.shape for v in env.values() if _is_array(v)]
-    shapes += [np.shape(v) for v in (conc,) + values if _is_array(v)]
-    return np.broadcast_shapes(*shapes) if shapes else ()
-
-
-#: per IR node (by identity, the node kept alive with its answer): facts about schedules that
-#: every evaluation asks again — the free variables of a stage, whether a ``sum`` repeats one
-#: stage.  Shared by all interpreters (an API call makes a new one); bounded.
-_NODE_FACTS: dict = {}
-
-
-def _node_fact(kind: str, e, compute):
-    key = (kind, id(e))
-    got = _NODE_FACTS.get(key)
-    if got is None or got[0] is not e:
-        if len(_NODE_FACTS) > 4096:
-            _NODE_FACTS.clear()
-        got = (e, compute(e))
-        _NODE_FACTS[key] = got
-    return got[1]
-
-
-def _restrict(env, conc, shape, mask):
-    """The environment and concurrency factor of the elements of ``mask`` (a bool array of
-    ``shape``): every array becomes the 1-D array of those elements."""
-    def pick(v):
-        return np.broadcast_to(v, shape)[mask] if _is_array(v) else v
-    return {k: pick(v) for k, v in env.items()}, pick(conc)
-
-
-class Interpreter(ExprFunctor):
+class Interpreter(ScheduleEvaluation, ExprFunctor):
     """Evaluates IR of one :class:`~tlop.ir.Program` on one profile."""
 
     visit_prefix = "_eval_"
@@ -290,7 +201,7 @@ class Interpreter(ExprFunctor):
     def _stage_invariant(self, e) -> bool:
         """Whether ``e`` (a Reduce) is a ``sum`` of a schedule that does not depend on its index."""
         return self.stage_recorder is None and _node_fact(
-            "invariant", e, lambda e: e.kind == "sum" and e.var not in ir.free_vars(e.body) and ir.has_schedule(e.body))
+            "invariant", e, lambda e: e.kind == "sum" and _has_schedule(e.body) and e.var not in _free_vars(e.body))
 
     def _eval_Reduce(self, e, env, conc):
         if self.dataflow and e.kind == "sum" and self._holds_stage(e):
@@ -476,130 +387,6 @@ class Interpreter(ExprFunctor):
             got = (e, expand_parcomp(e).expr)
             self._expansions[id(e)] = got
         return self._eval(got[1], env, conc)
-
-
-    # ------------------------------------------------------------------ schedules
-    def _eval_Stage(self, e, env, conc):
-        if self.dataflow:
-            return self._schedule_program(e, env, conc)
-        if self._stages is None:
-            from tlop.backends.dataflow import DATAFLOW_MODELS
-            from tlop.backends.schedule import StageEvaluator
-
-            if self.program.model not in ("taulop", ""):
-                raise EvalError(f"model '{self.program.model}' gives no meaning to a schedule: a stage is priced in "
-                                f"taulop (a parallel composition) and in {', '.join(DATAFLOW_MODELS)} (a dataflow "
-                                f"program); write this algorithm as a cost expression", e.span)
-
-            self._stages = StageEvaluator(self, self.schedules, self.stage_recorder)
-        return self._pointwise(e, env, conc, self._stages.cost)
-
-    def _holds_stage(self, e) -> bool:
-        """Whether ``e`` contains a stage (cached per node: a dataflow model asks at every ``+``)."""
-        got = self._holds.get(id(e))
-        if got is None or got[0] is not e:
-            from tlop.backends.dataflow import holds_stage
-
-            got = (e, holds_stage(e))
-            self._holds[id(e)] = got
-        return got[1]
-
-    def _schedule_program(self, e, env, conc):
-        """A schedule program in a dataflow model (:mod:`tlop.backends.dataflow`): ``e`` is the
-        outermost ``+``/``sum``/stage holding stages (check_composition ran on the whole tree)."""
-        if self._dataflow is None:
-            from tlop.backends.dataflow import Dataflow
-
-            self._dataflow = Dataflow(self)
-        return self._pointwise(e, env, conc, lambda ex, en, c: self._dataflow.cost(ex, en))
-
-    def _pointwise(self, e, env, conc, fn):
-        """``fn(e, env, conc)`` for scalar arguments; one point at a time for arrays (a stage's
-        structure depends on its arguments)."""
-        free = _node_fact("stage_free", e, lambda e: ir.free_vars(e) | {ir.RANKS})
-        arrays = {k: v for k, v in env.items() if k in free and _is_array(v)}
-        if not arrays and not _is_array(conc):
-            return fn(e, env, conc)
-        shape = np.broadcast_shapes(*(np.shape(v) for v in arrays.values()), np.shape(conc))
-        out = np.empty(shape)
-        wide = {k: np.broadcast_to(v, shape) for k, v in arrays.items()}
-        conc_b = np.broadcast_to(np.asarray(conc, dtype=float), shape)
-        for idx in np.ndindex(*shape):
-            point = dict(env)
-            point.update({k: float(v[idx]) for k, v in wide.items()})
-            out[idx] = fn(e, point, float(conc_b[idx]))
-        return out
-
-    def _outside_stage(self, e, env, conc):
-        raise EvalError(f"a schedule item ({type(e).__name__.lower()}) outside a stage", e.span)
-
-    _eval_Loop = _eval_Send = _eval_Compute = _eval_Block = _outside_stage
-
-    def _eval_NodeOf(self, e, env, conc):
-        rank = self._eval(e.rank, env, conc)
-        P = env.get(ir.RANKS)
-        if self.mapping is None or P is None:
-            raise EvalError("node(…) needs a process mapping: evaluate the algorithm with one "
-                            "(--mapping sequential(8), or mapping=tlop.sequential(8))", e.span)
-        rank_a, P_a = np.broadcast_arrays(np.asarray(rank, dtype=float), np.asarray(P, dtype=float))
-        bad = ~(np.isfinite(rank_a) & (np.floor(rank_a) == rank_a) & (rank_a >= 0) & (rank_a < P_a))
-        if bad.any():
-            k = int(np.flatnonzero(bad.ravel())[0])
-            r, p = float(rank_a.flat[k]), int(P_a.flat[k])
-            raise EvalError(f"node({r:g}): the rank is outside 0 … {p - 1} (P = {p})", e.span)
-        out = np.empty(rank_a.shape)
-        for p in np.unique(P_a):
-            sel = P_a == p
-            out[sel] = self.mapping.node_of(rank_a[sel].astype(np.int64), int(p))
-        return float(out) if out.ndim == 0 else out
-
-
-    def _eval_ConfigRef(self, e, env, conc):
-        from tlop.runtime.configs import ConfigError
-
-        table = getattr(self.mapping, "table", None)
-        if table is None:
-            raise EvalError(f"{e.config}.{e.field} reads the configuration: evaluate the algorithm with one "
-                            f"(--config NAME, or --layout FILE --partition FILE)", e.span)
-        try:
-            values = table(e.config, e.field)
-        except ConfigError as err:
-            raise EvalError(err.diagnostics[0].message, e.span) from None
-        if e.index is None:
-            if not isinstance(values, int):
-                raise EvalError(f"{e.config}.{e.field} has one value per process: write {e.config}.{e.field}[p]",
-                                e.span)
-            return float(values)
-        if isinstance(values, int):
-            raise EvalError(f"{e.config}.{e.field} is one value, not one per process: write it without [ ]", e.span)
-        idx = np.asarray(self._eval(e.index, env, conc), dtype=float)
-        bad = ~(np.isfinite(idx) & (np.floor(idx) == idx) & (idx >= 0) & (idx < len(values)))
-        if bad.any():
-            v = float(idx.flat[int(np.flatnonzero(bad.ravel())[0])])
-            raise EvalError(f"{e.config}.{e.field}[{v:g}]: the index is outside 0 … {len(values) - 1}", e.span)
-        out = values[idx.astype(np.int64)]
-        return float(out) if out.ndim == 0 else out
-
-
-    def _eval_PerRankArg(self, e, env, conc):
-        from tlop.runtime.per_rank import PerRankValues
-
-        values = env.get(e.name)
-        if not isinstance(values, PerRankValues):
-            raise EvalError(f"no value for '{e.name}' (one value for each process)", e.span)
-        idx = self._eval(e.index, env, conc)
-        P = env.get(values.ranks) if values.values is None else None
-        out = values.at(idx, P if P is not None else np.inf)
-        if out is None:
-            n = len(values.values) if values.values is not None else P
-            r = values.first_bad_index(idx, P if P is not None else np.inf)
-            raise EvalError(f"{e.name}[{r:g}]: the rank is outside 0 … {_count(n) - 1} (P = {_count(n)})", e.span)
-        return out
-
-
-def _count(n) -> int:
-    """A process count for a message (the first of an array's)."""
-    return int(np.ravel(np.asarray(n, dtype=float))[0])
 
 
 def _union(starts: np.ndarray, stops: np.ndarray):

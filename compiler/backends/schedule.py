@@ -68,7 +68,9 @@ class StageDetail:
     ≺-predecessor's size, 0 for the first) and ``term`` (its contribution: 0 when its increment
     is ≤ 0).  ``group_start``/``group_cost``: each group's first member and the sum of its terms;
     ``phase_start``/``phase_cost``: each phase's first group and the maximum of its groups.
-    ``cost``: the stage's cost, the sum of ``phase_cost``."""
+    ``cost``: the stage's cost, the sum of ``phase_cost``.  ``send_exchange``/``comp_exchange``:
+    which sends and computations an ``exchange`` item made (:attr:`ir.Send.exchange`; no cost
+    reads them)."""
     stage: ir.Stage
     env: dict
     conc: float
@@ -97,6 +99,8 @@ class StageDetail:
     phase_start: np.ndarray
     phase_cost: np.ndarray
     cost: float
+    send_exchange: np.ndarray = None
+    comp_exchange: np.ndarray = None
 
 
 class StageEvaluator(StageEnumerator):
@@ -223,6 +227,10 @@ class StageEvaluator(StageEnumerator):
         def cat(batches, attr, dtype=float):
             return (np.concatenate([getattr(b, attr) for b in batches]) if batches else np.zeros(0)).astype(dtype)
 
+        def marks(batches):
+            return (np.concatenate([np.full(len(b.a), bool(getattr(b.node, "exchange", False))) for b in batches])
+                    if batches else np.zeros(0, dtype=bool))
+
         chans = self.program.channels
         src, dst = cat(sends, "a", np.int64), cat(sends, "b", np.int64)
         if sends:
@@ -250,7 +258,8 @@ class StageEvaluator(StageEnumerator):
             comp_cost=cat(computes, "b"), phase=phase, channel=channel, key=key, size=size, weight=weight,
             element=element, carried=carried, prev=np.maximum(prev, 0.0), term=term, group_start=group_start,
             group_cost=group_cost, phase_start=phase_start, phase_cost=phase_cost,
-            cost=0.0 if reduced is None else float(total)))
+            cost=0.0 if reduced is None else float(total), send_exchange=marks(sends),
+            comp_exchange=marks(computes)))
 
 
 #: a stage's cost from its groups' phases and sums (A3 then the phases in order): the one rule's

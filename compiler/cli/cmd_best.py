@@ -32,6 +32,10 @@ def _best_candidates(args, prof, raw):
     if not picked:
         raise TlopError(f"{', '.join(printable(f) for f in args.files)}: no algorithm to compare "
                         f"(the file{'s' if len(args.files) > 1 else ''} declare and import none)")
+    from tlop.backends.renamed import rename_in_place
+
+    # S, s: now seg (warned) — unless a candidate still declares the old name (a user's module)
+    rename_in_place(raw, {p.name for _, m, n in picked for p in m[n].params}, ", ".join(args.files))
     counts: dict = {}
     for _, _, n in picked:
         counts[n] = counts.get(n, 0) + 1
@@ -130,12 +134,18 @@ def _best(args) -> int:
                                       point=_largest_point(h, axes, vectors_of(h)))
                 used[0] = max(used[0], i)
                 vectors = {p.name: per_rank[p.name] for p in h.params if p.name in per_rank}
-                costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
-                                                 ptypes)
+                if ok.all():  # every point: no masked copies of the columns
+                    costs[i] = _evaluate_columns(runs[i][1], h, {**own, **vectors}, ptypes)
+                else:
+                    costs[i, ok] = _evaluate_columns(runs[i][1], h, {**{k: v[ok] for k, v in own.items()}, **vectors},
+                                                     ptypes)
             costs[np.isnan(costs)] = np.inf
             best = np.argmin(costs, axis=0)
             best_cost = costs[best, np.arange(n)]
-            second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
+            if len(candidates) == 2:
+                second = costs.max(axis=0)  # the larger of two is the second cheapest
+            else:
+                second = np.sort(costs, axis=0)[1] if len(candidates) > 1 else np.full(n, np.inf)
             yield columns, best, best_cost, second, costs
 
     def constraint_notes():
@@ -205,9 +215,9 @@ def _best(args) -> int:
             start = 0
             for _, best, best_cost, _, costs in chunks():
                 n = len(best)
-                won = csvfast.labels(labels + ["-"], np.where(np.isfinite(best_cost), best, len(labels)))
-                yield csvfast.block(cells.columns(start, n) + [won, csvfast.numbers(best_cost)]
-                                    + [csvfast.numbers(c) for c in costs])
+                won = np.where(np.isfinite(best_cost), best, len(labels))
+                yield csvfast.chunk(cells, start, n, [("label", won, labels + ["-"]), ("float", best_cost, "nan")]
+                                    + [("float", c, "nan", best == i) for i, c in enumerate(costs)])
                 start += n
         _write_csv(args.csv, names_ + ["best", "seconds"] + labels, blocks())
         return 0

@@ -61,7 +61,7 @@ EXPLANATIONS = {
              "(.json, .csv) or an MPI host file; omit P to take it from a layout.",
              "tlop eval taulop/allgather ring P=8 m=1KiB --mapping sequential"),
     "E022": ("A schedule is malformed: a send outside a stage, a rank outside 0 … P−1, a model without "
-             "a meaning for schedules.", "See docs/design-schedules.rst.", ""),
+             "a meaning for schedules.", "See docs/language.rst (Schedules) and docs/semantics.rst (Schedules).", ""),
     "E023": ("A process configuration (--config, --layout, --partition) is malformed or does not fit "
              "the algorithm: a missing table or field, partitions that do not tile the matrix.",
              "`tlop configs` lists the bundled configurations; `tlop configs NAME` shows one.",

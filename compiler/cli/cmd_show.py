@@ -90,8 +90,17 @@ def _closed_form_shown(args, program, alg, profile, kind, mapping):
     from tlop import ir
     from tlop.analysis.closedform import conditions_for_q, derive, expand_transmissions, substitute_q
 
+    from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
     q = getattr(mapping, "Q", None) if mapping is not None else None
     label = str(mapping) if mapping is not None else f"{kind}(Q)"
+    if program.model in DATAFLOW_MODELS:
+        # the closed forms are τ-Lop's (stages of ‖-transmissions); a schedule of a LogGP-family
+        # model means a dataflow program, which has none
+        notes = [] if args.raw else [f"no closed form for {label}: a {program.model} schedule is a dataflow "
+                                     f"program (docs/semantics.rst, \"Schedules in LogGP and pLogP\"); "
+                                     f"it is evaluated event by event"]
+        return alg.body, notes, True, f" over {label}"
     d = derive(program, alg, kind) if kind is not None else None
     remaining, failed = conditions_for_q(d, q) if (d is not None and d.ok and q is not None) else (None, [])
     if d is None or not d.ok or args.raw or failed:

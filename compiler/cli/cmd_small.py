@@ -72,8 +72,8 @@ DEMO = [
     ("taulop/allgather", "ring_allgather_node", {}),
     ("taulop/allgather", "ring_allgather_seq", {"Q": "8"}),
     ("taulop/allgather", "ring_allgather_rr", {"Q": "8"}),
-    ("taulop/scatter", "binomial_scatter", {"S": "8KiB"}),
-    ("taulop/allgather", "rd_allgather", {"S": "8KiB"}),
+    ("taulop/scatter", "binomial_scatter", {"seg": "8KiB"}),
+    ("taulop/allgather", "rd_allgather", {"seg": "8KiB"}),
 ]
 
 

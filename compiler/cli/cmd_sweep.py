@@ -180,6 +180,9 @@ def _sweep(args) -> int:
     prof = _profile(args)
     raw = _assignments(args.assignments)
     ptypes = {p.name: p.type for p in h.params}
+    from tlop.backends.renamed import rename_in_place
+
+    rename_in_place(raw, ptypes, h.name)    # S, s: now seg (warned)
     for k in raw:
         if k not in ptypes:
             from tlop.runtime.suggest import hint
@@ -225,8 +228,7 @@ def _sweep(args) -> int:
             start = 0
             for _, values in chunks():
                 # a point the constraints leave out: an empty cell, as in the table's '-'
-                yield csvfast.block(cells.columns(start, len(values))
-                                    + [[x if x != "nan" else "" for x in csvfast.numbers(values)]])
+                yield csvfast.chunk(cells, start, len(values), [("float", values, "")])
                 start += len(values)
         _write_csv(args.csv, names + ["seconds"], blocks())
         _skipped_note(h, skipped[0], grid.size)

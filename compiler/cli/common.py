@@ -139,6 +139,9 @@ def _mapping(args, handle=None):
     algorithm's ``handle``, a configuration offering several partitions gives the one for that
     algorithm and the point's ``N`` (``args._point``, set by the commands at one point)."""
     from tlop.backends.binding import as_mapping
+
+    if all(getattr(args, k, None) is None for k in ("config", "layout", "partition")):
+        return as_mapping(getattr(args, "mapping", None))  # (configs is not imported for nothing)
     from tlop.runtime.configs import configuration
 
     cfg = configuration(getattr(args, "config", None), getattr(args, "layout", None),
@@ -157,6 +160,9 @@ def _point(args, handle, items) -> dict:
     """The ``NAME=VALUE`` arguments of one point; under a configuration (``--config``,
     ``--layout``) ``P`` defaults to its number of ranks.  Remembered for :func:`_mapping`."""
     point = _assignments(items)
+    from tlop.backends.renamed import rename_in_place
+
+    rename_in_place(point, {p.name for p in handle.params}, handle.name)   # S, s: now seg (warned)
     args._point = dict(point)
     if handle.ir.over is not None and "P" not in point and any(p.name == "P" for p in handle.params):
         from tlop.runtime.mapping import Layout

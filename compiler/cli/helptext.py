@@ -26,13 +26,13 @@ HELP = {
     "sweep": ("Evaluate an algorithm over a grid of points (a matrix for two swept parameters, rows "
               "otherwise, or CSV/JSON).",
               ["tlop sweep taulop/bcast binomial_bcast P=2..64:x2 m=1KiB..4MiB:x4",
-               "tlop sweep taulop/scatter binomial_scatter P=8 m=1MiB S=1KiB..64KiB:x2 --csv out.csv",
+               "tlop sweep taulop/scatter binomial_scatter P=8 m=1MiB seg=1KiB..64KiB:x2 --csv out.csv",
                "tlop sweep taulop/bcast binomial_bcast P=2..64:x2 m=1KiB..4MiB:x2 --plot bcast.svg"]),
     "best": ("Which algorithm is cheapest at each point of a grid, across one or more files; says why "
              "each algorithm left out is left out.",
              ["tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x4",
               "tlop best taulop/bcast P=2..64:x2 m=1KiB..4MiB:x2 --mapping 'sequential(8)' --plot selection.png",
-              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB s=8KiB --profile localhost-example",
+              "tlop best taulop/bcast plogp/bcast P=8 m=1KiB,1MiB seg=8KiB --profile localhost-example",
               "tlop best postal/gpu s=8..4MiB:x4 n=1..1000 --only gpudirect --only three_step --crossover n "
               "--profile summit --plot summit.svg"]),
     "profiles": ("List the bundled platform profiles and the model families each can price; with NAME, "

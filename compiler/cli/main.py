@@ -396,6 +396,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tlop: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:  # the input (or its evaluation) is larger than the memory tlop may use
+        import gc
+
+        gc.collect()
+        from tlop.runtime.diagnostics import Diagnostic
+
+        _print_error(TlopError(Diagnostic(
+            f"out of memory running 'tlop {first}': the input or its evaluation is larger than the memory "
+            f"this process may use (split the file, evaluate fewer points, or raise the limit)", code="E042")))
+        return 1
     except BrokenPipeError:  # the reader of our output went away (tlop ... | head)
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (so the exit flush does not complain)

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.measure.binding import launcher_binding  # noqa: F401  (its name here is public)
 from tlop.runtime.text import printable
 
 __all__ = ["add_arguments", "run", "DEFAULT_RANGES", "launcher_binding"]
@@ -118,21 +119,6 @@ def _load() -> float:
         return os.getloadavg()[0]
     except OSError:
         return math.nan
-
-
-def launcher_binding(mpiexec: str, family: str, P: int, cores: int, local: bool) -> tuple:
-    """``(launcher arguments, what the binding is)``: bind each rank to a core where the launcher
-    can, and not when the ranks outnumber this machine's cores (a local launch only)."""
-    name = Path(mpiexec).name
-    if local and P > cores:
-        return [], f"not bound: P = {P} exceeds the {cores} cores (oversubscribed)"
-    if name == "srun":
-        return ["--cpu-bind=cores"], "srun --cpu-bind=cores"
-    if family == "mpich":
-        return ["-bind-to", "core"], "mpiexec -bind-to core (MPICH Hydra)"
-    if family == "openmpi":
-        return ["--bind-to", "core"], "mpiexec --bind-to core (Open MPI)"
-    return [], f"not bound: {name} is neither MPICH's nor Open MPI's launcher"
 
 
 def _config_env(family: str, file: Path) -> dict:

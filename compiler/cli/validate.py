@@ -19,6 +19,17 @@ in alternating short batches with it (:func:`tlop.runtime.measure.engine.adaptiv
 both see the same moments of a loaded machine.  Progress, with an ETA, goes to stderr; Ctrl-C
 stops the job keeping every finished cell, and ``--resume`` measures only what is missing.
 
+Method (issue 22 items 18–20): each rank is bound to a core of its own (MPICH ``-bind-to core``,
+Open MPI ``--bind-to core`` — the project's Open MPI environment drops Open MPI's default binding
+— :mod:`tlop.runtime.measure.binding`; not when P exceeds the cores, nor with ``--no-bind``), and
+the report gives, per P, the binding asked for and the CPU affinity the ranks saw (a warning
+when ranks could share a CPU).  Runs are timed by ReproMPI's window start (``--timing window``,
+the default: neither direction of a message favoured) or after a barrier (``--timing
+barrier``), after ``--warmup`` discarded runs (10).  Cells whose programs are identical (the
+same stages, sends and reductions: at P = 2 the three broadcast trees are one send) run once
+and count once in µ̄, beside which the median and the geometric mean of µ are given.  The
+warnings a measured profile carries about its own machine (load, shared CPUs) are repeated.
+
 What it does not do: measure the profile (``tlop measure``), or run on several nodes by itself
 (under ``mpiexec``/``srun`` of a cluster the ranks are where the launcher puts them; the mapping
 must say so with ``--mapping``).
@@ -29,11 +40,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
 from tlop.runtime.diagnostics import TlopError
+from tlop.runtime.measure.binding import BINDING_ENV, launcher_binding, observed, usable_cores
 from tlop.runtime.text import printable
 from tlop.runtime.units import format_size
 
@@ -69,6 +82,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop when the median's 95%% CI is within ±EPS (default 0.02)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="a cell taking longer than this fails the run (default 300)")
+    p.add_argument("--warmup", type=int, default=10, metavar="N",
+                   help="runs of each cell discarded before its samples (default 10)")
+    p.add_argument("--timing", choices=("window", "barrier"), default="window",
+                   help="window: every rank starts each run at one moment of synchronised clocks, the sample "
+                        "ends with the last rank (ReproMPI; favours neither direction of a message; the default); "
+                        "barrier: a barrier before each run, the sample the maximum over ranks of their own times")
+    p.add_argument("--no-bind", action="store_true",
+                   help="do not ask the launcher to bind each rank to a core of its own (default: bind, MPICH "
+                        "-bind-to core, Open MPI --bind-to core; never when P exceeds the cores)")
     p.add_argument("--mpiexec", metavar="PATH", help="launcher (default: the one beside python)")
     p.add_argument("--mpi", choices=("default", "openmpi"), default="default",
                    help="MPI library: default (the mpiexec beside python, e.g. the mpich wheel) or openmpi (the "
@@ -143,15 +165,20 @@ def _cells(args, targets, ranges, profile, family="mpich"):
     from tlop.cli.validate_report import Cell
 
     cells, jobs = [], {}
+    runs: dict = {}     # (job, program, m, other values) -> the key of the cell that runs it
     mode = ("net" if args.network else "shm") + (":openmpi" if getattr(args, "mpi", "default") == "openmpi" else "")
     for f, a in targets:
         h = load(f)[a]
         program = h.module.program
         types = {p.name: p.type for p in h.params}
-        for k in ranges:
+        from tlop.backends.renamed import rename_in_place
+
+        own = dict(ranges)
+        rename_in_place(own, types, a)      # S, s: now seg (warned)
+        for k in own:
             if k not in types:
                 raise TlopError(f"'{a}' has no parameter '{k}'; parameters: {', '.join(types)}")
-        values = {k: parse_range(k, v, types[k], program, 10_000) for k, v in ranges.items()}
+        values = {k: parse_range(k, v, types[k], program, 10_000) for k, v in own.items()}
         others = [k for k in values if k not in ("P", "m")]
         for P in values["P"]:
             P = int(P)
@@ -167,7 +194,18 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                 job = {"key": key, "label": f"{a} P={P} m={format_size(m)}", "channel": mode,
                        "params": {"algorithm": f"{f}:{a}", "P": P, "m": int(m)}, "plan": plan.as_json()}
                 forced = _forcing(f"{_module_key(f)}:{a}", family, P) if getattr(args, "library", False) else None
-                if forced is not None and not (forced[2].pow2 and P & (P - 1)):
+                library = forced is not None and not (forced[2].pow2 and P & (P - 1))
+                # identical programs (at P = 2 the three broadcast trees are one send) run once and
+                # count once: the later cells take the first one's measurement
+                same = (P, tuple(sorted(forced[1].items())) if library else (), _fingerprint(plan), int(m),
+                        tuple((k, values[k][0]) for k in others))
+                if same in runs:
+                    cell.same_as = runs[same]
+                    if library:
+                        cell.forced = forced[3]
+                    continue
+                runs[same] = key
+                if library:
                     # the library's collective is timed over the same moments as the schedule, in the
                     # launch that forces its algorithm (which leaves point-to-point alone)
                     coll, env, _, cell.forced = forced
@@ -179,6 +217,13 @@ def _cells(args, targets, ranges, profile, family="mpich"):
                 else:
                     jobs.setdefault((P, ()), []).append(job)
     return cells, jobs
+
+
+def _fingerprint(plan) -> str:
+    """What a run executes: the plan's stages (every send and reduction, in order)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(plan.as_json()["stages"], separators=(",", ":")).encode()).hexdigest()
 
 
 def _keys(job: dict) -> list:
@@ -236,16 +281,24 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.overwrite and samples.exists():
         samples.unlink()
-    done = {r["key"] for r in read_records(samples)} if samples.exists() else set()
+    done = _measured(samples)
     todo = sum(1 for cs in jobs.values() for c in cs for k in _keys(c) if k not in done)
     env = dict(extra)
     env.update(launch.forced_network_env(flavor) if args.network else {})
     if flavor["family"] == "openmpi":
+        # lets P exceed the cores; it also drops Open MPI's default binding, asked for explicitly below
         env.update({"OMPI_MCA_rmaps_base_oversubscribe": "1", "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"})
+    if args.warmup < 0:
+        raise TlopError(f"--warmup {args.warmup}: must be 0 or more")
     rule = {"eps": args.eps, "min_n": args.min_reps, "max_n": args.max_reps, "time_cap": args.time_cap,
-            "warmup": 3}
+            "warmup": args.warmup}
     progress = _Progress(todo, args.quiet)
-    warned = environment_warnings(profile, _cores(), _load1(), _host(), max(P for P, _ in jobs) if jobs else 1)
+    cores = usable_cores()
+    local = Path(mpiexec).name != "srun" and not os.environ.get("SLURM_JOB_ID")
+    bindings = {P: ([], "not bound (--no-bind)") if args.no_bind else launcher_binding(mpiexec, flavor["family"], P,
+                                                                                        cores, local)
+                for P in sorted({P for P, _ in jobs})}
+    warned = environment_warnings(profile, cores, _load1(), _host(), max(P for P, _ in jobs) if jobs else 1)
     for w in warned:
         print(f"tlop validate: warning: {w}", file=sys.stderr)
     if not args.quiet:
@@ -259,17 +312,35 @@ def run(args) -> int:
                 continue
             job = out / f"job-{i}-P{P}.json"
             job.write_text(json.dumps({"version": 1, "rule": rule, "samples": str(samples.resolve()),
-                                       "cells": pending, "timeout": args.timeout}))
-            launch.run_ranks(P, "schedule", [str(job.resolve())], {**env, **dict(forcing)}, mpiexec, args.timeout,
-                             progress.event, module="tlop.runtime.measure.schedrun")
+                                       "cells": pending, "timeout": args.timeout, "timing": _timing(args, P, cores, local),
+                                       "polite": bool(local and P > cores)}))
+            launch.run_ranks(P, "schedule", [str(job.resolve())], {**env, **dict(forcing), BINDING_ENV: bindings[P][1]},
+                             mpiexec, args.timeout, progress.event, module="tlop.runtime.measure.schedrun",
+                             launcher_args=bindings[P][0])
             job.unlink()  # the plans are made again from the command line; the samples stay
     except KeyboardInterrupt:
-        n = len({r["key"] for r in read_records(samples)}) if samples.exists() else 0
+        n = len(_measured(samples))
         print(f"tlop validate: interrupted; {n} measured cells are kept in {printable(samples)}; run the same "
               f"command with --resume to measure the rest", file=sys.stderr)
         raise
     _report(args, out, cells, read_records(samples), profile, flavor, mpiexec, ranges, warned)
     return 0
+
+
+def _timing(args, P: int, cores: int, local: bool) -> str:
+    """The timing method of the launch of P ranks: ``--timing``, except that more ranks than cores
+    on this host cannot start a window together (every window is late: the cell would end with
+    no sample), so an oversubscribed launch starts each run after a barrier."""
+    return "barrier" if args.timing == "window" and local and P > cores else args.timing
+
+
+def _measured(samples: Path) -> set:
+    """The keys of the cells measured so far (point records; a launch's run record has none)."""
+    from tlop.runtime.measure.store import read_records
+
+    if not samples.exists():
+        return set()
+    return {r["key"] for r in read_records(samples) if r.get("kind") == "point" and "key" in r}
 
 
 def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, warned=()) -> None:
@@ -297,19 +368,32 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, w
         "MPI": "; ".join(sorted({r["library"] for r in records if r.get("kind") == "point" and r.get("library")}))
                or f"{Path(mpiexec).name}: {flavor.get('version') or flavor['family']}",
         "placement": "network path forced" if args.network else "one machine, shared memory",
+        "binding": _binding_lines(records),
         "profile": f"{profile.name} ({profile.metadata.get('machine') or profile.metadata.get('host') or 'no machine recorded'})",
         "ranges": ", ".join(f"{k}={v}" for k, v in ranges.items()),
         **({"warnings": "; ".join(warned)} if warned else {}),
-        "method": f"ReproMPI-style: barrier before each repetition, max over ranks, median of ≥{args.min_reps} "
-                  f"samples (CI ±{args.eps:g} or {args.time_cap:g} s per cell); every sample in samples.jsonl",
+        "method": (f"{_TIMING_TEXT[args.timing]}"
+                   + ("" if args.timing != "window" or not _oversubscribed(records) else
+                      f" (barrier-started at P = {', '.join(map(str, _oversubscribed(records)))}: more ranks than "
+                      f"cores cannot start a window together)")
+                   + f"; {args.warmup} warm-up runs discarded, median of "
+                   f"≥{args.min_reps} samples (CI ±{args.eps:g} or {args.time_cap:g} s per cell); identical programs "
+                   f"run and count once; every sample in samples.jsonl"
+                   + ("; a schedule paired with the library's collective (--library) is barrier-started"
+                      if getattr(args, "library", False) else "")),
     }
+    if "(times of ranks that shared a CPU)" in context["binding"]:
+        print(f"tlop validate: warning: the ranks were not on CPUs of their own: {context['binding']}",
+              file=sys.stderr)
     report = out / f"report.{args.format}"
     write_report(report, cells, context, figs)
     print_table(header(cells), table_rows(cells))
     s = summary(cells)
     if s["cells"]:
         print(f"µ̄ = {s['mean_mu']:.2f} (median {s['median_mu']:.2f}, geometric mean {s['geomean_mu']:.2f}) over "
-              f"{s['cells']} cells; {len(s['misses'])} cells miss by more than {MISS:g}×"
+              f"{s['cells']} distinct programs"
+              + (f" ({s['measured']} cells; identical programs counted once)" if s["measured"] != s["cells"] else "")
+              + f"; {len(s['misses'])} miss by more than {MISS:g}×"
               + (f" (worst: {s['worst'].algorithm} P={s['worst'].P} m={format_size(s['worst'].m)}: "
                  f"µ = {s['worst'].mu:.2f})"
                  if s["worst"] is not None else ""))
@@ -317,6 +401,31 @@ def _report(args, out: Path, cells, records, profile, flavor, mpiexec, ranges, w
         print(f"library collectives (algorithm forced): µ̄ = {s['mean_mu_library']:.2f} over {s['library_cells']} cells")
     print(f"wrote {printable(str(report))}, {printable(str(out / 'validation.csv'))}"
           + (" and the figures" if figs else ""))
+
+
+_TIMING_TEXT = {
+    "window": "ReproMPI's window start: every rank starts each run at one moment of synchronised clocks, the "
+              "sample ends with the last rank (neither direction of a message favoured)",
+    "barrier": "a barrier before each run, the sample the maximum over ranks of their own times",
+}
+
+
+def _oversubscribed(records) -> list:
+    """The P of the launches that were timed after a barrier although --timing window was asked."""
+    return sorted({r.get("np") for r in records if r.get("kind") == "run" and r.get("role") == "validate"
+                   and r.get("timing") == "barrier" and isinstance(r.get("np"), int)})
+
+
+def _binding_lines(records) -> str:
+    """Per launch (P): the binding the launcher was asked for and the CPU affinity the ranks saw."""
+    seen = {}
+    for r in records:
+        if r.get("kind") == "run" and r.get("role") == "validate":
+            pl = r.get("placement") or {}
+            ok, text = observed(pl.get("cpu_affinity_by_rank"), pl.get("hosts_by_rank"))
+            seen[r.get("np")] = (f"P={r.get('np')}: {pl.get('binding', 'not recorded')}; observed: {text}"
+                                 + ("" if ok is not False else " (times of ranks that shared a CPU)"))
+    return "; ".join(v for _, v in sorted(seen.items(), key=lambda kv: kv[0] or 0)) or "no launch recorded"
 
 
 def environment_warnings(profile, cores: int, load1, host: str, ranks: int) -> list:
@@ -334,6 +443,9 @@ def environment_warnings(profile, cores: int, load1, host: str, ranks: int) -> l
     if measured_on and host and measured_on.split(".")[0] != host.split(".")[0]:
         out.append(f"the profile '{profile.name}' was measured on '{measured_on}', not on this host ('{host}'): "
                    f"its predictions are for that machine")
+    from tlop.runtime.measure.assemble import profile_environment_warnings
+
+    out += profile_environment_warnings(profile)
     return out
 
 

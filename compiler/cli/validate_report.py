@@ -6,8 +6,11 @@ prediction) with the measured records of the samples file (the median of every k
 :func:`mu` is the proportional error µ = max(r, e)/min(r, e) of paper 000 §5.5 (1 when the two
 agree; it treats over- and underestimation alike), :func:`summary` gives µ̄ (the mean of µ over
 the measured cells), the worst cell and the cells where the model misses by more than
-:data:`MISS` (1.5×).  :func:`write_csv` writes one row per cell; :func:`figures` draws the
-predicted-against-measured lines (one panel per algorithm, a colour per P, measured solid,
+:data:`MISS` (1.5×), each distinct program counted once (:func:`distinct`: cells whose program is
+identical to an earlier cell's take its measurement and are not counted again), beside the
+median and the geometric mean of µ.  :func:`write_csv` writes one row per cell; :func:`figures` draws the
+predicted-against-measured lines (one panel per algorithm, a colour per P, measured solid with
+the median's confidence interval as error bars and the samples' interquartile range as a band,
 predicted dashed) and the µ heat map (one panel per algorithm, P down, m across, µ written in
 each cell); :func:`write_report` writes ``report.html`` (figures inline as SVG) or
 ``report.md`` (figures inline as base64 PNG), each readable on its own.
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 from tlop.runtime.units import format_size, format_time
 
-__all__ = ["Cell", "mu", "summary", "cells_from_records", "write_csv", "figures", "write_report", "MISS",
+__all__ = ["Cell", "mu", "summary", "distinct", "cells_from_records", "write_csv", "figures", "write_report", "MISS",
            "table_rows", "header"]
 
 #: a cell whose µ exceeds this is listed as a miss
@@ -47,6 +50,14 @@ class Cell:
     ci_high: float = math.nan
     library: float = math.nan    # median of the library's own collective, algorithm forced (--library)
     forced: str = ""             # e.g. "bcast binomial"
+    same_as: str = ""            # the key of the cell that ran the identical program ("" : this one ran)
+    p25: float = math.nan        # quartiles of the samples (the spread the figure draws)
+    p75: float = math.nan
+
+    @property
+    def measured_key(self) -> str:
+        """The key of the record that holds this cell's measurement."""
+        return self.same_as or self.key
 
     @property
     def mu_library(self) -> float:
@@ -72,29 +83,61 @@ def cells_from_records(cells: list, records: list) -> list:
     """``cells`` with their measurements filled in from the samples file's ``records``."""
     by_key = {r["key"]: r for r in records if r.get("kind") == "point" and "key" in r}
     for c in cells:
-        r = by_key.get(c.key)
+        r = by_key.get(c.measured_key)
         if r is not None:
             st = r.get("stats", {})
             c.measured = float(st.get("median", math.nan) or math.nan)
             c.n = int(st.get("n", 0) or 0)
             c.ci_low = float(st.get("ci_low", math.nan) or math.nan)
             c.ci_high = float(st.get("ci_high", math.nan) or math.nan)
-        lib = by_key.get(c.key + ":library")
+            c.p25, c.p75 = _quartiles(r.get("samples"))
+        lib = by_key.get(c.measured_key + ":library")
         if lib is not None:
             c.library = float(lib.get("stats", {}).get("median", math.nan) or math.nan)
     return cells
 
 
+def _quartiles(samples) -> tuple:
+    """(25th, 75th percentile) of a record's samples (NaNs when it kept none)."""
+    import numpy as np
+
+    try:
+        x = np.asarray(samples if samples is not None else [], dtype=np.float64)
+    except (TypeError, ValueError):
+        return math.nan, math.nan
+    x = x[np.isfinite(x)] if x.ndim == 1 else np.empty(0)
+    if not x.size:
+        return math.nan, math.nan
+    q1, q3 = np.percentile(x, [25, 75])
+    return float(q1), float(q3)
+
+
+def distinct(cells: list) -> list:
+    """The measured cells with each distinct program once: a cell that took another's measurement
+    (the identical program, ``same_as``) with the same prediction is left out."""
+    seen, out = set(), []
+    for c in cells:
+        k = (c.measured_key, c.predicted)
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
+    return out
+
+
 def summary(cells: list) -> dict:
-    """µ̄ over the measured cells, their count, the worst cell, the misses (µ > :data:`MISS`, worst
-    first), and how many predictions are under and over the measurement."""
-    done = [c for c in cells if c.done and math.isfinite(c.mu)]
+    """µ̄ over the measured cells — each distinct program once (:func:`distinct`) — with the median
+    and geometric mean of µ, their count (``cells``; ``measured`` counts every cell), the worst
+    cell, the misses (µ > :data:`MISS`, worst first), and how many predictions are under and over
+    the measurement."""
+    measured = [c for c in cells if c.done and math.isfinite(c.mu)]
+    done = distinct(measured)
     mus = [c.mu for c in done]
     misses = sorted((c for c in done if c.mu > MISS), key=lambda c: -c.mu)
-    libs = [c.mu_library for c in cells if math.isfinite(c.mu_library)]
+    libs = [c.mu_library for c in distinct(cells) if math.isfinite(c.mu_library)]
     import statistics
 
     return {"mean_mu": sum(mus) / len(mus) if mus else math.nan, "cells": len(done), "planned": len(cells),
+            "measured": len(measured),
             # robust beside the mean: one cell run on a loaded machine (µ = 379) moves µ̄, not these
             "median_mu": statistics.median(mus) if mus else math.nan,
             "geomean_mu": math.exp(sum(math.log(x) for x in mus) / len(mus)) if mus else math.nan,
@@ -109,7 +152,7 @@ def table_rows(cells: list) -> list:
     lib = any(math.isfinite(c.library) for c in cells)
     return [[c.algorithm, str(c.P), format_size(c.m), format_time(c.predicted),
              format_time(c.measured) if c.done else "-", f"{c.mu:.2f}" if c.done else "-",
-             str(c.n) if c.done else "-"]
+             (str(c.n) + (f" (the run of {c.same_as.split(':P=')[0]})" if c.same_as else "")) if c.done else "-"]
             + ([format_time(c.library) if math.isfinite(c.library) else "-",
                 f"{c.mu_library:.2f}" if math.isfinite(c.mu_library) else "-"] if lib else []) for c in cells]
 
@@ -126,13 +169,13 @@ def write_csv(path, cells: list) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["algorithm", "P", "m", "predicted_s", "measured_median_s", "mu", "samples", "ci_low_s",
-                    "ci_high_s", "library_forced", "library_median_s", "mu_library"])
+                    "ci_high_s", "library_forced", "library_median_s", "mu_library", "same_run_as"])
         for c in cells:
             lib = math.isfinite(c.library)
             w.writerow([c.algorithm, c.P, int(c.m), repr(c.predicted), repr(c.measured) if c.done else "",
                         repr(c.mu) if c.done else "", c.n, repr(c.ci_low) if c.done else "",
                         repr(c.ci_high) if c.done else "", c.forced, repr(c.library) if lib else "",
-                        repr(c.mu_library) if lib else ""])
+                        repr(c.mu_library) if lib else "", c.same_as.split(":P=")[0] if c.same_as else ""])
 
 
 def _algorithms(cells):
@@ -140,8 +183,9 @@ def _algorithms(cells):
 
 
 def figures(cells: list) -> dict:
-    """``{"lines": Figure, "mu": Figure}`` (matplotlib figures; gids ``measured-A-P``,
-    ``predicted-A-P``, ``mu-A``)."""
+    """``{"lines": Figure, "mu": Figure}`` (matplotlib figures; gids ``measured-A-P`` (medians),
+    ``predicted-A-P``, ``spread-A-P`` (the samples' 25–75 % band), ``ci-A-P`` (the median's
+    confidence interval as error bars), ``mu-A``)."""
     import numpy as np
     from matplotlib.figure import Figure
 
@@ -164,6 +208,18 @@ def figures(cells: list) -> dict:
             got = [c for c in mine if c.done]
             ax.plot([c.m for c in got], [c.measured for c in got], linestyle="-", color=col, marker="o",
                     markersize=4, label=f"P={P} measured", gid=f"measured-{k}-{P}")
+            # the samples' spread (interquartile band) and the median's confidence interval (bars)
+            band = [c for c in got if math.isfinite(c.p25) and math.isfinite(c.p75)]
+            if band:
+                ax.fill_between([c.m for c in band], [c.p25 for c in band], [c.p75 for c in band], color=col,
+                                alpha=0.18, linewidth=0, label=f"P={P} samples, 25–75 %", gid=f"spread-{k}-{P}")
+            bars = [c for c in got if math.isfinite(c.ci_low) and math.isfinite(c.ci_high)]
+            if bars:
+                eb = ax.errorbar([c.m for c in bars], [c.measured for c in bars],
+                                 yerr=[[max(c.measured - c.ci_low, 0.0) for c in bars],
+                                       [max(c.ci_high - c.measured, 0.0) for c in bars]],
+                                 fmt="none", ecolor=col, elinewidth=1.0, capsize=2)
+                eb.lines[2][0].set_gid(f"ci-{k}-{P}")
             lib = [c for c in mine if math.isfinite(c.library)]
             if lib:
                 ax.plot([c.m for c in lib], [c.library for c in lib], linestyle=":", color=col, marker="s",
@@ -223,10 +279,12 @@ def _png64(fig) -> str:
 def _summary_lines(s: dict, context: dict) -> list:
     out = []
     if s["cells"]:
+        same = s.get("measured", s["cells"]) - s["cells"]
         out.append(f"µ̄ = {s['mean_mu']:.2f} (median {s['median_mu']:.2f}, geometric mean {s['geomean_mu']:.2f}) "
-                   f"over {s['cells']} measured cells "
-                   f"(of {s['planned']} planned); the model predicts less than measured in {s['under']} "
-                   f"and more in {s['over']}.")
+                   f"over {s['cells']} distinct measured programs "
+                   f"(of {s['planned']} planned cells"
+                   + (f"; {same} cell(s) ran a program identical to another's and count once" if same else "")
+                   + f"); the model predicts less than measured in {s['under']} and more in {s['over']}.")
         w = s["worst"]
         out.append(f"Worst cell: {w.algorithm} at P = {w.P}, m = {format_size(w.m)}: predicted "
                    f"{format_time(w.predicted)}, measured {format_time(w.measured)}, µ = {w.mu:.2f}.")

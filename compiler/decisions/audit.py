@@ -101,14 +101,14 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
     """One :class:`Cell` per (P, m) of ``Ps`` × ``ms``, P-major.
 
     ``candidates``: the library's algorithms to search (default: the catalogue's for ``library``
-    and ``collective``); ``default(P, m) -> (Decision, LibraryAlgorithm or None)`` replaces the
+    and ``collective`` that ``tlop tune`` may name — schedules and Open MPI's composites); ``default(P, m) -> (Decision, LibraryAlgorithm or None)`` replaces the
     built-in decision (tests, or a library version not modelled).  ``vectorized``: ``price`` takes
     a numpy array of message sizes and returns one cost per size (one call per algorithm,
     parameters and P instead of one per cell — the engines price arrays far faster)."""
     if candidates is None:
         from tlop.decisions.catalogue import catalogue
 
-        candidates = [a for a in catalogue(collective, library) if a.schedule is not None]
+        candidates = [a for a in catalogue(collective, library) if a.priceable and a.candidate]
     candidates = list(candidates)
     ms = [int(m) for m in ms]
     cells = []
@@ -129,7 +129,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
         default_costs: list = [None] * len(ms)
         groups: dict = {}
         for j, (decision, algorithm) in enumerate(decisions):
-            if algorithm is not None and getattr(algorithm, "schedule", "") is not None:
+            if algorithm is not None and getattr(algorithm, "priceable", True):
                 params = {**dict(getattr(algorithm, "fixed", {}) or {}), **decision.params}
                 key = (algorithm.library, algorithm.collective, algorithm.name, tuple(sorted(params.items())))
                 groups.setdefault(key, (algorithm, params, []))[2].append(j)
@@ -150,7 +150,7 @@ def audit(library: str, collective: str, Ps, ms, price: Callable, *, candidates=
             default_cost, note = default_costs[j], ""
             if algorithm is None:
                 note = f"the default {decision.name} ({decision.id}) is not in tlop's catalogue"
-            elif getattr(algorithm, "schedule", "") is None:
+            elif not getattr(algorithm, "priceable", True):
                 note = f"the default {decision.name} has no schedule ({algorithm.status})"
             elif default_cost is None:
                 note = f"the default {decision.name} cannot be priced here"

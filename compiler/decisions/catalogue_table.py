@@ -10,7 +10,7 @@ What it does not do: price anything.
 
 from __future__ import annotations
 
-from tlop.decisions.catalogue import COLLECTIVES, LIBRARIES, catalogue
+from tlop.decisions.catalogue import ALL_LIBRARIES, COLLECTIVES, catalogue
 
 __all__ = ["rows", "counts", "check", "HEADER"]
 
@@ -18,13 +18,16 @@ HEADER = ["library", "collective", "algorithm", "id", "stdlib schedule", "parame
 
 #: the statuses an entry may have: a schedule, one that could be written but is not yet, or one the
 #: language cannot express (each with its reason after a colon)
-STATUSES = ("schedule", "not written", "not expressible")
+STATUSES = ("schedule", "composite", "not written", "not expressible")
 
 
 def status_kind(a) -> str:
-    """``schedule``, ``not written`` or ``not expressible``."""
+    """``schedule``, ``composite`` (calls of the library's own collectives,
+    :mod:`tlop.decisions.composite`), ``not written`` or ``not expressible``."""
     if a.schedule is not None:
         return "schedule"
+    if a.parts is not None:
+        return "composite"
     head = a.status.split(":", 1)[0].strip()
     return "not written" if head in ("not written", "not done") else head
 
@@ -33,9 +36,14 @@ def _searched(a) -> str:
     return ", ".join(f"{k} ∈ {{{', '.join(str(v) for v in vals)}}}" for k, vals in sorted(a.searched.items()))
 
 
+def _all(collective=None, library=None) -> list:
+    """The entries of ``library`` (every library of :data:`ALL_LIBRARIES`, NCCL included, when None)."""
+    return [a for lib in (ALL_LIBRARIES if library is None else (library,)) for a in catalogue(collective, lib)]
+
+
 def rows(collective=None, library=None) -> list:
     out = []
-    for a in catalogue(collective, library):
+    for a in _all(collective, library):
         why = a.status.split(":", 1)[1].strip() if ":" in a.status else ""
         out.append([a.library, a.collective, a.name, str(a.id), a.schedule or "—", _searched(a) or "—",
                     status_kind(a) + (f" ({a.constraint})" if a.constraint else ""), why])
@@ -43,21 +51,23 @@ def rows(collective=None, library=None) -> list:
 
 
 def counts() -> list:
-    """``[collective, openmpi schedules/all, mpich schedules/all]`` per collective, and a total
+    """``[collective, openmpi schedules/all, mpich schedules/all, nccl schedules/all]`` per collective
+    (``—`` where the library has no such collective: NCCL has no alltoall, gather, scatter,
+    reduce_scatter_block or barrier), and a total
     (the algorithms that are not schedules are either not written yet or not expressible:
     :func:`rows` says which and why)."""
     out = []
-    tot = {lib: [0, 0] for lib in LIBRARIES}
+    tot = {lib: [0, 0] for lib in ALL_LIBRARIES}
     for coll in COLLECTIVES:
         row = [coll]
-        for lib in LIBRARIES:
+        for lib in ALL_LIBRARIES:
             algs = catalogue(coll, lib)
-            done = sum(a.schedule is not None for a in algs)
+            done = sum(a.priceable for a in algs)
             tot[lib][0] += done
             tot[lib][1] += len(algs)
-            row.append(f"{done}/{len(algs)}")
+            row.append(f"{done}/{len(algs)}" if algs else "—")
         out.append(row)
-    out.append(["all"] + [f"{tot[lib][0]}/{tot[lib][1]}" for lib in LIBRARIES])
+    out.append(["all"] + [f"{tot[lib][0]}/{tot[lib][1]}" for lib in ALL_LIBRARIES])
     return out
 
 
@@ -67,9 +77,25 @@ def check() -> list:
     import tlop
 
     problems = []
-    for a in catalogue():
+    from tlop.decisions.catalogue import Part, find
+
+    for a in _all():
+        if a.parts is not None:
+            if a.schedule is not None or not a.status.startswith("composite: "):
+                problems.append(f"{a.key}: a composite has no schedule and a status 'composite: what it calls'")
+            for P, m in ((2, 1), (8, 65536), (32, 4194304)):
+                for part in a.parts(P, m) or ():
+                    if not isinstance(part, Part) or part.collective not in COLLECTIVES:
+                        problems.append(f"{a.key}: calls {part!r}, not a collective")
+                    elif part.algorithm is not None:
+                        try:
+                            find(a.library, part.collective, part.algorithm)
+                        except KeyError:
+                            problems.append(f"{a.key}: calls {a.library}'s {part.collective} {part.algorithm!r}, "
+                                            f"which the catalogue does not list")
+            continue
         if a.schedule is None:
-            if status_kind(a) not in STATUSES[1:] or ":" not in a.status:
+            if status_kind(a) not in STATUSES[2:] or ":" not in a.status:
                 problems.append(f"{a.key}: no schedule but status {a.status!r} (expected 'not written: why' or "
                                 f"'not expressible: why')")
             continue

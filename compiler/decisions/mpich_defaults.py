@@ -31,7 +31,8 @@ user duplicates; ``=node``, ``=node_roots`` and ``=flat`` all test *not parent*,
 
 The communicator facts a tree may ask are arguments; with ``mapping`` (a
 :class:`tlop.runtime.mapping.Mapping`) the node facts come from it.  MPI_COMM_WORLD on one node
-is the default: a parent communicator, node-consecutive, on one node.
+is the default: a parent communicator, node-consecutive, on one node.  ``parent_comm`` not given is
+derived as MPICH does: a parent communicator unless every rank is on its own node.
 
 What it does not do: read the ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` forcing variables, or the
 device-level (``MPIDI_…``) selection MPICH applies before it (the tests set
@@ -114,7 +115,6 @@ class _Call:
         self.sizes = mpich_sizes(collective, P, m, dtype_size)
         self.commutative, self.inplace, self.op_built_in = commutative, inplace, op_built_in
         self.block_regular, self.threaded, self.intercomm = block_regular, threaded, intercomm
-        self.parent_comm = parent_comm
         if mapping is not None:
             nodes = mapping.nodes(self.P)
             node = list(mapping.node_of(range(self.P), self.P))
@@ -123,6 +123,12 @@ class _Call:
                 node_consecutive = all(a <= b for a, b in zip(node, node[1:]))
         self.nodes = 1 if nodes is None else int(nodes)
         self.node_consecutive = True if node_consecutive is None else node_consecutive
+        if parent_comm is None:
+            # MPIR_Comm_commit (src/mpi/comm/commutil.c) builds the node sub-communicators, and so
+            # makes a parent communicator, only when num_external != local_size: some node holds
+            # two ranks
+            parent_comm = self.nodes < self.P
+        self.parent_comm = parent_comm
 
     def size(self, what: str, key: str) -> int:
         if what not in self.sizes:
@@ -187,7 +193,8 @@ def _walk(node: dict, call: _Call, below_message: bool, path: list):
 
 
 def decide(collective: str, P: int, m: int, commutative: bool = True, tree: Optional[dict] = None, *,
-           dtype_size: int = 1, mapping=None, parent_comm: bool = True, node_consecutive: Optional[bool] = None,
+           dtype_size: int = 1, mapping=None, parent_comm: Optional[bool] = None,
+           node_consecutive: Optional[bool] = None,
            nodes: Optional[int] = None, inplace: bool = False, op_built_in: bool = True,
            block_regular: bool = True, threaded: bool = False, intercomm: bool = False) -> Decision:
     """The ``MPIR_…`` algorithm (and its leaf's parameters) MPICH's selection ``tree`` (default:

@@ -1,7 +1,10 @@
 """The selection ``tlop tune`` prints and writes: per library, the algorithm to run at each (P, m).
 
 What it does: prices every algorithm of one library's catalogue for a collective
-(:mod:`tlop.decisions.catalogue`) — its stdlib schedule, in one model, over one process mapping,
+(:mod:`tlop.decisions.catalogue`) — its stdlib schedule (or, for a composite that calls the
+library's own collectives, the sum of what the library runs for those calls:
+:mod:`tlop.decisions.composite`; MPICH's ``smp`` is priced as a default, never offered), in one
+model, over one process mapping,
 with the arguments the library fixes and every combination of the parameters it takes per call
 (segment size ``seg``, radix or fan-out ``k``) — at every point of a (P, m) grid, and ranks them.
 A :class:`Cell` holds the ranking, the library's own default priced the same way (when the caller
@@ -65,10 +68,15 @@ class Priced:
     def label(self) -> str:
         from tlop.runtime.units import format_size
 
-        extra = []
+        extra, name = [], self.algorithm.name
         for k, v in sorted(self.params.items()):
+            if k == "proto" and self.algorithm.library == "nccl":  # NCCL's protocol: ring/ll128
+                from tlop.decisions.catalogue.nccl import PROTOCOLS
+
+                name += "/" + PROTOCOLS[int(v)]
+                continue
             extra.append(f"{k}={format_size(v)}" if k == "seg" and v else f"{k}={int(v)}")
-        return self.algorithm.name + (f" ({', '.join(extra)})" if extra else "")
+        return name + (f" ({', '.join(extra)})" if extra else "")
 
 
 @dataclass(frozen=True)
@@ -88,11 +96,12 @@ class Cell:
     @property
     def runner_up(self) -> Optional[Priced]:
         """The cheapest priced algorithm other than the one :attr:`chosen` runs (another
-        algorithm, not the same one with other parameters); cheaper than it where the default is
-        kept."""
+        algorithm, not the same one with other parameters — except the parameters whose values
+        are candidates of their own, ``LibraryAlgorithm.separate``: NCCL's protocols); cheaper than
+        it where the default is kept."""
         if not self.ranking or self.chosen is None:
             return None
-        return next((p for p in self.ranking if p.algorithm != self.chosen.algorithm), None)
+        return next((p for p in self.ranking if _candidate(p) != _candidate(self.chosen)), None)
 
     @property
     def margin(self) -> float:
@@ -120,6 +129,22 @@ class Pricer:
         self.model = model
         self._modules: dict = {}
         self._evaluators: dict = {}
+        self._subs: dict = {}
+        #: {collective: [Rule]} of the Open MPI file being written: the calls composites make
+        #: follow them (tlop.decisions.composite); empty: Open MPI's fixed decisions
+        self.openmpi_rules: dict = {}
+
+    def sub(self, mapping_text: str) -> "Pricer":
+        """The pricer of a sub-communicator placed by ``mapping_text`` (same profile, model and
+        Open MPI rules; its modules shared)."""
+        if mapping_text not in self._subs:
+            from tlop.backends.binding import as_mapping
+
+            p = Pricer(self.profile, as_mapping(mapping_text), self.model)
+            p._modules = self._modules
+            p.openmpi_rules = self.openmpi_rules
+            self._subs[mapping_text] = p
+        return self._subs[mapping_text]
 
     def handle(self, alg: LibraryAlgorithm):
         if alg.schedule is None:
@@ -152,6 +177,10 @@ class Pricer:
         Compiled (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
         from tlop.backends.binding import binder_for
 
+        if alg.schedule is None and alg.parts is not None:
+            from tlop.decisions.composite import price as price_composite
+
+            return price_composite(self, alg, P, ms)
         h = self.handle(alg)
         names = {p.name for p in h.params}
         ms = np.asarray(ms, dtype=float)
@@ -202,12 +231,35 @@ def _applies(alg: LibraryAlgorithm, P: int) -> bool:
     return not (alg.pow2_only and P & (P - 1))
 
 
+def _candidate(p: Priced) -> tuple:
+    """What tells candidates apart: the algorithm and its ``separate`` parameters' values."""
+    return p.algorithm, tuple(p.params.get(k) for k in p.algorithm.separate)
+
+
+def _split(alg: LibraryAlgorithm) -> list:
+    """``[(key, params fixed, the algorithm searching the rest)]``: one candidate per combination
+    of the values of ``alg.separate`` (just ``alg`` when it has none)."""
+    from dataclasses import replace
+
+    keys = [k for k in alg.separate if k in alg.searched]
+    if not keys:
+        return [(alg.name, {}, alg)]
+    out = []
+    for vals in itertools.product(*(alg.searched[k] for k in keys)):
+        fixed = dict(zip(keys, vals))
+        rest = {k: v for k, v in alg.searched.items() if k not in keys}
+        out.append(((alg.name,) + tuple(vals), fixed, replace(alg, searched=rest, fixed={**alg.fixed, **fixed})))
+    return out
+
+
 def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, min_gain: float = 1.0,
-           default_of: Optional[Callable] = None) -> list:
+           default_of: Optional[Callable] = None, error_at: Optional[Callable] = None) -> list:
     """Every :class:`Cell` of the grid, P-major.  ``default_of(P, m)`` gives the library's own
     choice as ``(algorithm name or id, params)`` (None: unknown); ``min_gain`` is the smallest
-    predicted gain over a priced default for which a file overrides it."""
-    algs = [a for a in catalogue(collective, library) if a.schedule is not None
+    predicted gain over a priced default for which a file overrides it, except where
+    ``error_at(P, m)`` gives the model's measured error at that cell
+    (:class:`tlop.decisions.model_error.CellError`): there the gain must exceed that error."""
+    algs = [a for a in catalogue(collective, library) if a.priceable and a.candidate
             and (not only or a.name in only or str(a.id) in only)]
     if not algs:
         known = ", ".join(a.name for a in catalogue(collective, library)) or "(none)"
@@ -221,11 +273,12 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
         priced_by_alg = {}
         for a in algs:
             if _applies(a, P):
-                priced_by_alg[a.name] = pricer.best_params(a, P, ms)
+                for key, fixed, searched in _split(a):
+                    priced_by_alg[key] = (a, fixed, pricer.best_params(searched, P, ms))
         for j, m in enumerate(ms):
-            ranking = sorted((Priced(everything[n], which[j] or {}, float(cost[j]))
-                              for n, (cost, which) in priced_by_alg.items() if math.isfinite(cost[j])),
-                             key=lambda p: (p.cost, p.algorithm.name))
+            ranking = sorted((Priced(a, {**fixed, **(which[j] or {})}, float(cost[j]))
+                              for a, fixed, (cost, which) in priced_by_alg.values() if math.isfinite(cost[j])),
+                             key=lambda p: (p.cost, p.algorithm.name, p.label()))
             default = None
             if default_of is not None:
                 d = default_of(P, int(m))
@@ -236,7 +289,7 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                         raise TlopError(f"{library}'s default {collective} at P = {P}, m = {int(m)} B is {name!r}, "
                                         f"which is not in tlop's catalogue of {library} {collective} algorithms")
                     cost = math.inf
-                    if alg.schedule is not None and _applies(alg, P):
+                    if alg.priceable and _applies(alg, P):
                         cost = float(pricer.best_params(alg, P, np.asarray([m]), only_params=params or {})[0][0])
                     default = Priced(alg, dict(params or {}), cost)
             chosen, note = (ranking[0] if ranking else None), ""
@@ -244,17 +297,24 @@ def select(library: str, collective: str, pricer: Pricer, Ps, ms, *, only=None, 
                 if not math.isfinite(default.cost):
                     chosen = default
                     note = (f"default {default.label()} not priced ("
-                            f"{default.algorithm.status if default.algorithm.schedule is None else 'refused here'}"
+                            f"{default.algorithm.status if not default.algorithm.priceable else 'refused here'}"
                             f"): kept, a file never overrides what tlop has not priced")
                 elif (default.algorithm == chosen.algorithm and default.params == chosen.params) \
                         or default.cost <= chosen.cost:
                     note = "the default is the cheapest" + ("" if default.algorithm == chosen.algorithm
                                                             else f" (tied with {chosen.label()})")
                     chosen = default
-                elif default.cost <= chosen.cost * min_gain:
-                    gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
-                    note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
-                            f"{min_gain:g}x")
-                    chosen = default
+                else:
+                    measured = error_at(P, int(m)) if error_at is not None else None
+                    threshold = measured.factor if measured is not None else min_gain
+                    if default.cost <= chosen.cost * threshold:
+                        gain = default.cost / chosen.cost if chosen.cost > 0 else 1.0
+                        note = (f"default kept: predicted gain {gain:.3f}x of {chosen.label()} is below "
+                                + (f"the model's error at this cell, {measured.describe()}" if measured is not None
+                                   else f"{min_gain:g}x"))
+                        chosen = default
+                    elif measured is not None:
+                        note = (f"predicted gain {default.cost / chosen.cost:.3f}x exceeds the model's error at "
+                                f"this cell, {measured.describe()}")
             cells.append(Cell(int(P), int(m), tuple(ranking), default, chosen, note))
     return cells

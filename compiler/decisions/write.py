@@ -4,7 +4,10 @@ What it does: turns the decision tables (:class:`tlop.decisions.selection.Cell`,
 collective) into :class:`tlop.decisions.rules.Rule` — one per cell, naming exactly the algorithm
 and parameters the printed table shows, or ``algorithm=None`` where the table keeps the library's
 default (the file then leaves the library's own decision in place) — and writes the files asked
-for: Open MPI's classic dynamic rules, Open MPI 6.0's JSON rules, MPICH's JSON selection.
+for: Open MPI's classic dynamic rules, Open MPI 6.0's JSON rules, MPICH's JSON selection, and the
+CSV of NVIDIA's example NCCL tuner plugin (each NCCL rule carries the protocol the table chose and
+:data:`tlop.decisions.catalogue.nccl.CHANNELS`, every channel of the communicator, unless
+``--nccl-channels`` says how many).
 
 What it does not do: choose (:mod:`tlop.decisions.selection`) or know a format
 (:mod:`tlop.decisions.files`).
@@ -33,10 +36,23 @@ def rules_of(result, library: str) -> list:
     return out
 
 
+def nccl_rules(rules, channels=None) -> list:
+    """NCCL rules as the tuner CSV takes them: ``{"protocol": "ll"|"ll128"|"simple", "channels": …}``
+    from the table's ``{"proto": 0|1|2}``; ``channels`` default
+    :data:`tlop.decisions.catalogue.nccl.CHANNELS`."""
+    from dataclasses import replace
+
+    from tlop.decisions.catalogue.nccl import CHANNELS, PROTOCOLS
+
+    n = CHANNELS if channels is None else int(channels)
+    return [replace(r, params={"protocol": PROTOCOLS[int(r.params["proto"])], "channels": n})
+            if r.algorithm is not None else r for r in rules]
+
+
 def write_files(args, result, profile, mapping, mapping_text: str, model: str) -> list:
-    """Write the files ``args`` asks for (``--openmpi``, ``--openmpi-json``, ``--mpich``); the
-    lines to print about them."""
-    from tlop.decisions.files import mpich_json, openmpi_classic, openmpi_json
+    """Write the files ``args`` asks for (``--openmpi``, ``--openmpi-json``, ``--mpich``,
+    ``--nccl``); the lines to print about them."""
+    from tlop.decisions.files import mpich_json, nccl_csv, openmpi_classic, openmpi_json
     from tlop.runtime.atomic import open_text_atomic
     from tlop.runtime.text import printable
 
@@ -46,7 +62,9 @@ def write_files(args, result, profile, mapping, mapping_text: str, model: str) -
     for option, library, make in (
             ("openmpi", "openmpi", lambda rules: openmpi_classic.write(rules, header=header)),
             ("openmpi_json", "openmpi", lambda rules: openmpi_json.write(rules, mapping=mapping)),
-            ("mpich", "mpich", lambda rules: mpich_json.write(rules))):
+            ("mpich", "mpich", lambda rules: mpich_json.write(rules)),
+            ("nccl", "nccl", lambda rules: nccl_csv.write(nccl_rules(rules, getattr(args, "nccl_channels", None)),
+                                                         header=header, mapping=mapping))):
         target = getattr(args, option, None)
         if not target:
             continue

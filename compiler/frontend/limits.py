@@ -14,10 +14,16 @@ import sys
 from tlop.runtime.diagnostics import TlopError
 
 __all__ = ["deep", "gc_paused", "keep_loaded_objects", "keep_alive", "exit_without_teardown", "RECURSION_LIMIT",
-           "MAX_CHAIN_TERMS"]
+           "MAX_CHAIN_TERMS", "MAX_NESTING"]
 
 #: about 12 frames per level of parentheses in the ANTLR parser, 3 per operator elsewhere
 RECURSION_LIMIT = 30000
+
+#: the deepest nesting of brackets and prefix operators (``-``, ``not``) together that the parser
+#: accepts, checked on the tokens before parsing and reported where it is crossed: one limit for
+#: both (about 600 levels of brackets exhaust the ANTLR parser's recursion; 3,000 negations did
+#: not, which made the limits inconsistent)
+MAX_NESTING = 500
 
 #: the most operands of one flat chain of a binary operator (``a + b + … ``): the chain becomes a
 #: left-nested tree, one level an operand, that every later pass (elaboration, the JIT) walks

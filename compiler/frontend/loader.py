@@ -70,6 +70,14 @@ def resolve_path(name: str) -> Path:
         for candidate in (base / name, base / (name + ".tlop")):
             if candidate.is_file():
                 return candidate.resolve()
+    if p.exists():  # there, but not a regular file: say what it is rather than "no such file"
+        import stat
+
+        mode = p.stat().st_mode
+        what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a regular file")
+        raise TlopError(f"cannot read '{name}': it is {what}, not a source file (tlop reads regular .tlop files)")
     from tlop.runtime.suggest import hint
 
     modules = stdlib_modules()
@@ -153,9 +161,14 @@ def load_tree(root: Path, text: str | None = None, model: str | None = None) -> 
         for d in module.decls:
             if not isinstance(d, A.ImportDecl):
                 continue
-            target = _find_import(path, d.path, model)
+            try:
+                target = _find_import(path, d.path, model)
+                other = _non_source(path, d.path) if target is None else None
+            except OSError as e:  # a name the file system refuses (too long, a bad byte): at the import
+                shown = d.path if len(d.path) <= 80 else d.path[:77] + "…"
+                sink.error(f"cannot import '{shown}': {e.strerror or e} ({len(d.path):,} characters)", d.span)
+                continue
             if target is None:
-                other = _non_source(path, d.path)
                 if other is not None:
                     sink.error(f"cannot import '{d.path}': {other} is not a .tlop source (only .tlop files are "
                                f"imported; it was not read)", d.span)

@@ -20,7 +20,7 @@ from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  
 
 from tlop.frontend import ast as A
 from tlop.runtime.diagnostics import DiagnosticSink, Source, Span, TlopError  # noqa: F401
-from tlop.frontend.limits import MAX_CHAIN_TERMS, deep
+from tlop.frontend.limits import MAX_CHAIN_TERMS, MAX_NESTING, deep
 from tlop._antlr.TlopLexer import TlopLexer
 from tlop._antlr.TlopParser import TlopParser
 from tlop._antlr.TlopVisitor import TlopVisitor
@@ -489,17 +489,82 @@ def _parser(source: Source, sink: DiagnosticSink):
     return parser, stream
 
 
-def _guarded(source: Source, run):
-    """Run a recursive parsing step; too deep a nesting is a user error, not a crash."""
-    with deep("expression", Span(source, 1, 1, 1, 1)):
+_NEST_OPEN = frozenset("([{")
+_NEST_CLOSE = frozenset(")]}")
+_PREFIX = frozenset(("-", "not"))
+_OPERAND_TYPES = frozenset((TlopLexer.NUMBER, TlopLexer.STRING, TlopLexer.ID))
+
+
+def _nesting(stream):
+    """Yield ``(depth, token)`` at every bracket and prefix operator of the token stream: the
+    open brackets plus the prefix operators (``-``, ``not``) whose operand has not ended.  A
+    ``-`` right after an operand (a name, a number, a string, a closing bracket) is binary."""
+    stream.fill()
+    stack, pending, prev_operand = [], 0, False
+    for tok in stream.tokens:
+        if tok.type == Token.EOF:
+            break
+        if tok.channel != Token.DEFAULT_CHANNEL:
+            continue
+        text = tok.text
+        if text in _NEST_OPEN:
+            stack.append(pending)
+            pending, prev_operand = 0, False
+        elif text in _NEST_CLOSE:
+            if stack:
+                stack.pop()
+            pending, prev_operand = 0, True
+            continue
+        elif text in _PREFIX and not (text == "-" and prev_operand):
+            pending += 1
+            prev_operand = False
+        else:
+            prev_operand = tok.type in _OPERAND_TYPES
+            if prev_operand:
+                pending = 0
+            continue
+        yield len(stack) + sum(stack) + pending, tok
+
+
+def _deepest(stream):
+    """``(depth, token)``: the largest nesting (:func:`_nesting`) and the first token at which it
+    is reached (``(0, None)`` without any)."""
+    best, where = 0, None
+    for depth, tok in _nesting(stream):
+        if depth > best:
+            best, where = depth, tok
+    return best, where
+
+
+def _check_nesting(source: Source, stream) -> None:
+    """One limit for every kind of nesting, checked before the recursive parse, at the token
+    where it is crossed: :data:`tlop.frontend.limits.MAX_NESTING` levels of brackets and prefix
+    operators together."""
+    for depth, tok in _nesting(stream):
+        if depth > MAX_NESTING:
+            deepest, _ = _deepest(stream)
+            raise TlopError(f"expression nested too deeply: {deepest:,} levels (brackets and prefix "
+                            f"'-'/'not' together); at most {MAX_NESTING:,}", _tok_span(source, tok))
+
+
+def _guarded(source: Source, run, stream=None):
+    """Run a recursive parsing step; too deep a nesting is a user error, not a crash, reported
+    at the deepest point of the source (the whole source when the token stream is not known)."""
+    span = Span(source, 1, 1, 1, 1)
+    if stream is not None:
+        _, tok = _deepest(stream)
+        if tok is not None:
+            span = _tok_span(source, tok)
+    with deep("expression", span):
         return run()
 
 
 def parse_reference(source: Source) -> A.Module:
     """Parse one source with the Python ANTLR parser."""
     sink = DiagnosticSink()
-    parser, _ = _parser(source, sink)
-    tree = _guarded(source, parser.program)
+    parser, stream = _parser(source, sink)
+    _check_nesting(source, stream)
+    tree = _guarded(source, parser.program, stream)
     sink.raise_if_errors()
     module = _guarded(source, lambda: _Builder(source, sink).visit(tree))
     sink.raise_if_errors()
@@ -510,7 +575,8 @@ def parse_expression(source: Source) -> A.Expr:
     """Parse a lone expression (a ``tlop prove`` claim, an ``--assume`` condition)."""
     sink = DiagnosticSink()
     parser, stream = _parser(source, sink)
-    tree = _guarded(source, parser.expr)
+    _check_nesting(source, stream)
+    tree = _guarded(source, parser.expr, stream)
     nxt = stream.LT(1)
     if not sink.has_errors and nxt is not None and nxt.type != Token.EOF:
         sink.error(f"unexpected '{nxt.text}' after the expression", _tok_span(source, nxt))

@@ -36,7 +36,7 @@ class TlopCatalogue(Directive):
         from tlop.decisions.catalogue_table import HEADER, counts, rows
 
         out = [nodes.paragraph(text="Schedules / algorithms per library and collective:"),
-               _table(["collective", "Open MPI 5.0 coll/tuned", "MPICH 4.x"], counts())]
+               _table(["collective", "Open MPI 5.0 coll/tuned", "MPICH 4.x", "NCCL"], counts())]
         for coll in COLLECTIVES:
             section = nodes.section(ids=[nodes.make_id("catalogue-" + coll)])
             section += nodes.title(text=coll)

@@ -19,6 +19,9 @@ Modules, one job each:
 * :mod:`.fit` — postal segmented fits, τ-Lop/pLogP/LogGP derivations (pure);
 * :mod:`.assemble` — point records → profile dictionary;
 * :mod:`.launch` — relaunching under the ``mpiexec`` beside the interpreter, with timeouts;
+* :mod:`.binding` — binding ranks to cores of their own, and what their CPU affinity showed;
+* :mod:`.window` — ReproMPI's window-based start on synchronised clocks (tune-check, validate);
+* :mod:`.plot` — the ``--plot`` figure: ping-pong latency with its spread;
 * :mod:`.cli` — ``add_arguments`` / ``run`` for the ``tlop measure`` subcommand.
 
 What it does not do: read or interpolate profiles (``tlop.runtime.profile``).

@@ -333,8 +333,14 @@ def _metadata(runs, points, complete, missing, notes, warnings) -> dict:
               f"(at least {rule.get('min_n', '?')}, at most {rule.get('max_n', '?')} samples or "
               f"{rule.get('time_cap_s', '?')} s per point, {rule.get('warmup', '?')} warm-up "
               f"iterations discarded); the median is the model input")
+    environment = environment_warnings(runs)
+    warnings.extend(w for w in environment if w not in warnings)
+    placement = last.get("placement") or {}
     return {
         "machine": last.get("host", "unknown"),
+        "binding": _binding_text(placement),
+        "timing": dict(TIMING),
+        "environment_warnings": environment,
         "description": "measured with tlop measure on " + last.get("host", "unknown"),
         "date": day,
         "source": "tlop measure",
@@ -349,8 +355,9 @@ def _metadata(runs, points, complete, missing, notes, warnings) -> dict:
         "timer": last.get("timer"),
         "software": last.get("software"),
         "settings": settings,
-        "runs": [{k: r.get(k) for k in ("role", "date", "launcher", "np", "channels", "env",
-                                        "forced_collectives")} for r in runs],
+        "runs": [{**{k: r.get(k) for k in ("role", "date", "launcher", "np", "channels", "env",
+                                           "forced_collectives", "load")},
+                  "binding": (r.get("placement") or {}).get("binding")} for r in runs],
         "complete": bool(complete),
         "missing_points": missing[:50],
         "warnings": warnings,
@@ -359,6 +366,62 @@ def _metadata(runs, points, complete, missing, notes, warnings) -> dict:
                       "outliers (Tukey far-out fences, flagged not dropped) in fits.points; every raw "
                       "sample in the .samples.jsonl file beside the profile",
     }
+
+
+#: how each benchmark's sample is timed (issue 22 item 19: a method that favours one direction
+#: of a message biases small messages); recorded as ``metadata.timing``
+TIMING = {
+    "pingpong": "half a round trip timed at rank 0: each sample holds both directions (0→1 and 1→0)",
+    "ring": "barrier before each repetition, maximum over ranks; every rank sends and receives once "
+            "(the same work on every rank)",
+    "plogp": "sender side (os, g) or receiver side (or) timed at one rank, pLogP's own method",
+    "coll": "barrier before each repetition, maximum over ranks",
+}
+
+
+def _binding_text(placement: dict) -> str:
+    """What binding was asked of the launcher and what the ranks' CPU affinity showed."""
+    from tlop.runtime.measure.binding import observed
+
+    asked = placement.get("binding") or "not recorded (a profile measured before tlop bound ranks)"
+    ok, seen = observed(placement.get("cpu_affinity_by_rank"), placement.get("hosts_by_rank"))
+    return f"{asked}; observed: {seen}"
+
+
+def environment_warnings(runs: list) -> list:
+    """What made the launches' times doubtful, from their run records: ranks that could share a
+    CPU (not bound, or oversubscribed), more ranks on a host than it has CPUs, a load average above
+    the CPUs at a launch's start.  Kept as ``metadata.environment_warnings`` (and among the
+    warnings): ``tlop tune`` and ``tlop validate`` repeat them when they use the profile."""
+    from tlop.runtime.measure.binding import observed
+
+    out: list = []
+    for r in runs:
+        pl = r.get("placement") or {}
+        role = r.get("role", "?")
+        cpus = pl.get("cpus")
+        ok, seen = observed(pl.get("cpu_affinity_by_rank"), pl.get("hosts_by_rank"))
+        if ok is False:
+            out.append(f"launch {role}: {seen}: exchanges between ranks on one CPU take several times longer")
+        most = max((pl.get("ranks_per_node") or {}).values(), default=0)
+        if isinstance(cpus, int) and cpus and most > cpus:
+            out.append(f"launch {role}: {most} ranks on a host with {cpus} CPUs (oversubscribed)")
+        load = r.get("load") or []
+        if isinstance(cpus, int) and cpus and load and load[0] > cpus:
+            out.append(f"launch {role}: the load average was {load[0]:.1f} on {cpus} CPUs when it started: "
+                       f"other work shared the machine")
+    return list(dict.fromkeys(out))
+
+
+def profile_environment_warnings(profile) -> list:
+    """The warnings a measured profile carries about the machine it was measured on (unbound or
+    oversubscribed ranks, load: ``metadata.environment_warnings``), each naming the profile: what
+    is predicted from it inherits them (``tlop tune`` and ``tlop validate`` repeat them)."""
+    from tlop.runtime.text import printable
+
+    got = profile.metadata.get("environment_warnings") or []
+    return [f"the profile '{printable(profile.name)}' was measured on a doubtful machine: {printable(w)}"
+            for w in got if isinstance(w, str)]
 
 
 def build_and_save(samples_file, out_path, name: str, planned: Optional[set] = None):

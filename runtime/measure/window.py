@@ -10,7 +10,11 @@ runs one call, and notes when it ended.  A sample is the latest end over the ran
 window's start, both on rank 0's clock.  A window that a rank started late (more than
 :data:`LATE_SLACK` after its start: it was still busy with the previous call, or was descheduled
 while it waited) is invalid and dropped — counted, never used — and
-when more than a quarter of a batch is invalid the window doubles.  Repetitions go on in
+a cell whose windows are hardly ever valid stops after 20 × ``max_n`` windows or 4 × the time cap
+(reason ``invalid``: with more ranks than cores they cannot start together, and the caller
+should use another method there); when more than a quarter of a batch is invalid and the batch's median call takes more than half
+a window, the window doubles (late starts of ranks descheduled while they waited, a loaded
+machine, do not grow it).  Repetitions go on in
 batches until :func:`.stats.stop_reason` stops them (the median's CI, a sample cap, a time cap),
 exactly as :func:`.engine.adaptive` does; every rank runs the same number of windows.
 
@@ -65,8 +69,10 @@ def clock_offsets(comm, wtime) -> float:
 
 
 #: a rank that starts a window more than this after its start (descheduled while it waited, or
-#: still busy with the previous call) makes the window invalid
-LATE_SLACK = 5e-6
+#: still busy with the previous call) makes the window invalid.  A late start that is accepted
+#: lengthens the sample by as much, so the slack is small beside a small message's time (it was
+#: 5 µs; a 1 KiB send takes 2–5 µs on one host)
+LATE_SLACK = 1e-6
 
 
 def _wait_until(wtime, t: float, polite: bool, poke) -> bool:
@@ -112,15 +118,21 @@ def windowed(comm, call, rule: Rule, wtime, polite: bool = False, first_window: 
         t_global = comm.bcast(wtime() + 2 * w + 50e-6 if rank == 0 else None, root=0)
         ends = np.empty(batch)
         late = np.zeros(batch)
+        durations = np.zeros(batch)
         for i in range(batch):
             t_local = t_global + i * w + offset
             late[i] = _wait_until(wtime, t_local, polite, poke)
+            began = wtime()
             call()
-            ends[i] = wtime() - t_local
+            end = wtime()
+            durations[i] = end - began
+            ends[i] = end - t_local
         out_ends = np.empty_like(ends) if rank == 0 else None
         out_late = np.empty_like(late) if rank == 0 else None
+        out_dur = np.empty_like(durations) if rank == 0 else None
         comm.Reduce(ends, out_ends, op=MPI.MAX, root=0)
         comm.Reduce(late, out_late, op=MPI.MAX, root=0)
+        comm.Reduce(durations, out_dur, op=MPI.MAX, root=0)
         if rank == 0:
             # a call that outlasts its window makes the next one late on some rank: that one is dropped
             ok = out_late == 0
@@ -128,13 +140,22 @@ def windowed(comm, call, rule: Rule, wtime, polite: bool = False, first_window: 
             bad = int(batch - ok.sum())
             invalid += bad
             windows += batch
-            reason = stop_reason(samples, rule, wtime() - start)
-            if reason is None and windows >= 20 * max(rule.max_n, 1):
+            elapsed = wtime() - start
+            reason = stop_reason(samples, rule, elapsed)
+            if reason is None and (windows >= 20 * max(rule.max_n, 1) or elapsed >= 4 * rule.time_cap):
                 reason = "invalid"          # hardly any window valid: give up on this cell
-            # a window too short for the call makes the next one late: grow it, but not beyond
-            # 64 typical calls (on a loaded machine late starts come from descheduling instead)
-            typical = float(np.median(samples)) if samples else w
-            grow = bad * 4 > batch and w < max(64 * typical, 200e-6)
+            # a window too short for a typical call makes the next one late: grow it while the
+            # batch's median call (the slowest rank's) takes more than half the window, but not
+            # beyond 64 typical calls.  Late starts of ranks descheduled while they waited, and a
+            # few calls descheduled midway (a loaded machine), are no reason to grow: longer
+            # windows only spin longer, and a rank that spins through its time slice is
+            # descheduled more often
+            # "typical" is the fastest valid sample: descheduling only ever lengthens a sample, and
+            # a median inflated by it raised the cap, which let windows grow, which made ranks spin
+            # through their time slices and be descheduled more (one launch at load 10 on 2 cores
+            # gave a 1 KiB send a median of milliseconds)
+            typical = float(np.min(samples)) if samples else w
+            grow = bad * 4 > batch and float(np.median(out_dur)) > w / 2 and w < max(64 * typical, 200e-6)
             n = len(samples)
             nxt = 0 if reason else max(1, min(max(batch, n // 2), max(rule.max_n - n, 1)))
             decision = (reason, nxt, grow)

@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 from tlop.runtime.measure import bench_coll, bench_gamma, bench_maxrate, bench_plogp, bench_taulop
+from tlop.runtime.measure.binding import BINDING_ENV
 from tlop.runtime.measure.engine import Watchdog, adaptive
 from tlop.runtime.measure.plan import Point, Settings, forced_in_env, plan_channel, plan_collectives
 from tlop.runtime.measure.stats import summarize
@@ -241,7 +242,12 @@ def _run_metadata(MPI, comm, role: str, hosts: list, settings: Settings, channel
                 "standard": "%d.%d" % MPI.Get_version(), "vendor": list(map(str, MPI.get_vendor()))},
         "launcher": _launcher(), "np": comm.Get_size(),
         "placement": {"hosts_by_rank": hosts, "ranks_per_node": per_node, "nodes": len(per_node),
-                      "cpu_affinity_by_rank": affinities},
+                      "cpu_affinity_by_rank": affinities,
+                      # what the launcher was asked (set by tlop's relaunch; a job started by hand
+                      # is placed as its own launcher said, which the affinities show)
+                      "binding": os.environ.get(BINDING_ENV) or "as the job's own launcher placed the ranks",
+                      "cpus": _cpus()},
+        "load": _loadavg(),
         "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "timer": _timer_metadata(MPI),
         "software": {"python": platform.python_version(), "mpi4py": mpi4py.__version__,
@@ -249,6 +255,20 @@ def _run_metadata(MPI, comm, role: str, hosts: list, settings: Settings, channel
                      "platform": platform.platform(), "processor": platform.processor()},
         "settings": settings.as_dict(),
     }
+
+
+def _cpus() -> int:
+    from tlop.runtime.measure.binding import usable_cores
+
+    return os.cpu_count() or usable_cores()
+
+
+def _loadavg() -> list:
+    """The 1-, 5- and 15-minute load averages at the start of this launch ([] where unknown)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return []
 
 
 class _Groups:

@@ -296,6 +296,8 @@ class CodeGen(ExprFunctor):
             body = tir.Cond(self.alg.requires, body, tir.Num(math.nan, ty=body.ty), ty=body.ty)
         r = self.gen(body, env, None)
         b = self.b
+        if self._stagegen is not None:
+            self._stagegen.release()  # the stages' scratch table (one per evaluation)
         with b.if_then(b.load(self.bad), likely=False):
             self.flag_error()
         b.ret(r)

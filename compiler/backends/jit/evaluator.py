@@ -456,7 +456,11 @@ class Evaluator(functools.partial):
         left out take their defaults.  Channel parameters take one channel (index or name)."""
         unknown = [k for k in arrays if k not in self._names]
         if unknown:
-            bind_arguments(self.program, self.alg, arrays)  # raises the standard message
+            from tlop.backends.renamed import renamed_arguments
+
+            arrays = renamed_arguments(arrays, self._names, self.name)   # S, s: now seg (warned)
+            if any(k not in self._names for k in arrays):
+                bind_arguments(self.program, self.alg, arrays)  # raises the standard message
         combo = {}
         values = []
         for info in self._infos:

@@ -20,7 +20,8 @@ the two agree to 1e-12, errors included):
    of :mod:`tlop.ir.taulop.contention`, applied to LLVM values; a computation is its own group per (phase, rank).  A
    group is identified by one integer, ``(phase · codes + code) · K + key``.  Consecutive members
    of one group are accumulated on the fly into a *run* (weight sum, smallest and largest size,
-   computation cost); runs are then merged per group — through a dense table when the key space
+   computation cost); runs are then merged per group — through a dense table (only the slots a
+   stage touches are set and cleared: O(runs) per stage) when the key space
    is small compared to the number of runs, else by sorting the runs (``qsort``) — in (phase,
    code, key) order.
 3. **Reduction** (:mod:`tlop.backends.jit.schedreduce`: the one rule on LLVM).  A group whose
@@ -36,8 +37,9 @@ the two agree to 1e-12, errors included):
    increments ≤ 0 dropped).  A3 takes each phase's largest group; the stage costs the sum of
    its phases, in phase order.
 
-Scratch memory comes from the C library (``malloc``/``calloc``/``realloc``, freed before the
-stage's code ends); a failed allocation is an evaluation error.  Loops poll for Ctrl-C
+Scratch memory comes from the C library (``malloc``/``calloc``/``realloc``): buffers kept for
+the whole evaluation of a point, grown by the stages that need more and freed when the cost
+function returns; a failed allocation is an evaluation error.  Loops poll for Ctrl-C
 (:mod:`tlop.backends.jit.interrupt`).
 
 What it does not do: price schedules in LogGP/pLogP (their dataflow meaning stays with the
@@ -330,11 +332,9 @@ class StageGen(StageReduction):
         s.cur = self.var(I64, _c(-1), "st_cur")
         s.cw, s.cmn, s.cmx, s.cc = (self.var(F64, _ZERO, n) for n in ("st_w", "st_mn", "st_mx", "st_c"))
         s.nruns = self.var(I64, _c(0), "st_nruns")
-        s.cap = self.var(I64, _c(64), "st_cap")
-        s.runs = self.var(_PTR, b.call(self.malloc, [_c(64 * _RUN_BYTES)]), "st_runs")
+        s.runs, s.cap = self._scratch("runs", 64, _RUN_BYTES)
         s.nmem = self.var(I64, _c(0), "st_nmem")
-        s.memcap = self.var(I64, _c(_REC_INIT), "st_memcap")
-        s.mem = self.var(_PTR, b.call(self.malloc, [_c(_REC_INIT * _MEMBER_BYTES)]), "st_mem")
+        s.mem, s.memcap = self._scratch("members", _REC_INIT, _MEMBER_BYTES)
         s.nonuni = self.var(I1, ir.Constant(I1, 0), "st_nonuni")
         s.result = self.var(F64, _ZERO, "st_result")
         s.runs_on = self.var(I1, ir.Constant(I1, 1), "st_runs_on")  # pass 1: accumulate runs
@@ -383,14 +383,50 @@ class StageGen(StageReduction):
                     self._reduce_members(s)
         b.cbranch(b.load(again), pass_bb, done_bb)
         b.position_at_end(done_bb)
-        b.call(self.free, [b.load(s.runs)])
-        b.call(self.free, [b.load(s.mem)])
+        self._keep_scratch("runs", s.runs, s.cap)
+        self._keep_scratch("members", s.mem, s.memcap)
         out = self.var(F64, _ZERO, "st_out")
         b.store(b.load(s.result), out)
         with b.if_then(b.load(s.err)):
             cg.flag_error()
             b.store(_NAN, out)
         return b.load(out)
+
+    def _persistent(self, which):
+        """(pointer, capacity) slots of the evaluation's ``which`` buffer (entry-block allocas:
+        null and 0 until a stage first needs it; freed by :meth:`release`)."""
+
+        def make(b_):
+            p = b_.alloca(_PTR, name=f"keep_{which}")
+            b_.store(ir.Constant(_PTR, None), p)
+            c = b_.alloca(I64, name=f"keep_{which}_cap")
+            b_.store(_c(0), c)
+            return p, c
+
+        slots = self.cg.at_entry(("stage scratch", which), make)
+        self._kept = getattr(self, "_kept", {})
+        self._kept[which] = slots
+        return slots
+
+    def _scratch(self, which, initial, nbytes):
+        """A stage's ``which`` buffer and its capacity (records): the evaluation's buffer, kept
+        from stage to stage (a big stage grows it once, not at every stage), made of ``initial``
+        records on first use."""
+        b = self.b
+        ptr, cap = self._persistent(which)
+        with b.if_then(b.icmp_signed("==", b.load(cap), _c(0)), likely=False):
+            raw = b.call(self.malloc, [_c(initial * nbytes)])
+            b.store(raw, ptr)
+            b.store(b.select(b.icmp_unsigned("==", b.ptrtoint(raw, I64), _c(0)), _c(0), _c(initial)), cap)
+        return self.var(_PTR, b.load(ptr), f"st_{which}"), self.var(I64, b.load(cap), f"st_{which}_cap")
+
+    def _keep_scratch(self, which, ptr, cap):
+        """Hand the stage's (possibly grown) buffer back to the evaluation."""
+        b = self.b
+        kp, kc = self._kept[which]
+        p = b.load(ptr)
+        b.store(p, kp)
+        b.store(b.select(b.icmp_unsigned("==", b.ptrtoint(p, I64), _c(0)), _c(0), b.load(cap)), kc)
 
     def _mixed_hint(self):
         """A byte of this module per stage site: 1 when the stage's last evaluation had a group

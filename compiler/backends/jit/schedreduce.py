@@ -2,12 +2,13 @@
 
 What it does: :class:`StageReduction` (mixed into :class:`tlop.backends.jit.schedgen.StageGen`)
 reduces the groups a stage's enumeration recorded — the *runs* (members merged per group: weight
-sum, smallest and largest size, computation cost; merged through a dense table or a sort) and,
+sum, smallest and largest size, computation cost; merged through a dense table of the key space
+whose touched slots alone are set and cleared, so a stage costs O(its runs), or a sort) and,
 when a group has several sizes, every *member* sorted by (group, size, order) — by
 :func:`tlop.ir.taulop.reduce_groups` on :class:`_NativeGroups`, the rule's algebra emitting LLVM
 passes over those buffers; transmissions are evaluated through the two schedule channels, the
-last value per channel remembered for runs.  Record layouts (:data:`_RUN`, :data:`_MEMBER`,
-:data:`_DENSE`) are defined here for both modules.
+last value per channel remembered for runs.  Record layouts (:data:`_RUN`, :data:`_MEMBER`)
+are defined here for both modules.
 
 What it does not do: enumerate, group or check (:mod:`tlop.backends.jit.schedgen`), or decide
 the rule (:mod:`tlop.ir.taulop.rule`).
@@ -21,7 +22,7 @@ from llvmlite import ir
 
 from tlop.ir.taulop import reduce_groups
 
-from tlop.backends.jit.tables import F64, I1, I32, I64, _np_max
+from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
 
 __all__ = ["StageReduction"]
 
@@ -29,10 +30,14 @@ _RUN = ir.LiteralStructType([I64, F64, F64, F64, F64])  # packed group, weight s
 _RUN_BYTES = 40
 _MEMBER = ir.LiteralStructType([I64, F64, F64, I64])  # packed group, size (cost), weight, order
 _MEMBER_BYTES = 32
-_DENSE = ir.LiteralStructType([F64, F64, F64, F64, F64])  # used, weight sum, min, max, cost
-_DENSE_BYTES = 40
-_DENSE_FACTOR, _DENSE_MIN = 4, 4096
+#: the dense table is used when the key space is at most FACTOR · runs + MIN slots (8 bytes each,
+#: zeroed once per evaluation: a stage touches only its own slots)
+_DENSE_FACTOR, _DENSE_MIN = 4, 1 << 16
+#: after merging, the t groups are read back in key order when the key space is at most
+#: FACTOR · t + MIN slots (a pass over the slots), else sorted (qsort: t log t comparisons)
+_SCAN_FACTOR, _SCAN_MIN = 8, 64
 _ZERO = ir.Constant(F64, 0.0)
+_PTR = I8.as_pointer()
 _NAN = ir.Constant(F64, math.nan)
 
 
@@ -104,51 +109,119 @@ class StageReduction:
         space = b.mul(b.mul(b.add(b.load(s.maxph), _c(1)), _c(self.ncodes)), s.K)
         dense = b.icmp_signed("<=", space, b.add(b.mul(n, _c(_DENSE_FACTOR)), _c(_DENSE_MIN)))
         runs = b.bitcast(b.load(s.runs), _RUN.as_pointer())
-
-        def rfield(i, k):
-            return b.gep(runs, [i, ir.Constant(I32, k)])
-
         with b.if_else(dense) as (then, otherwise):
             with then:
-                raw = b.call(self.calloc, [space, _c(_DENSE_BYTES)])
-                self._null_is_error(raw, s)
-                with b.if_then(b.not_(b.load(s.err))):
-                    tab = b.bitcast(raw, _DENSE.as_pointer())
-
-                    def add(i):
-                        e = b.gep(tab, [b.load(rfield(i, 0))])
-
-                        def f(k):
-                            return b.gep(e, [_c(0), ir.Constant(I32, k)])
-
-                        used = b.fcmp_ordered("!=", b.load(f(0)), _ZERO)
-                        w, mn, mx, c = (b.load(rfield(i, k)) for k in (1, 2, 3, 4))
-                        b.store(ir.Constant(F64, 1.0), f(0))
-                        b.store(b.select(used, b.fadd(b.load(f(1)), w), w), f(1))
-                        om, ox = b.load(f(2)), b.load(f(3))
-                        b.store(b.select(b.and_(used, b.fcmp_ordered("<=", om, mn)), om, mn), f(2))
-                        b.store(b.select(b.and_(used, b.fcmp_ordered(">=", ox, mx)), ox, mx), f(3))
-                        b.store(b.select(used, b.fadd(b.load(f(4)), c), c), f(4))
-
-                    self.loop(_c(0), b.sub(n, _c(1)), add, "dense_add")
-                    out = self.var(I64, _c(0), "dense_n")
-
-                    def back(j):
-                        e = b.gep(tab, [j])
-                        with b.if_then(b.fcmp_ordered("!=", b.load(b.gep(e, [_c(0), ir.Constant(I32, 0)])), _ZERO)):
-                            k = b.load(out)
-                            b.store(j, rfield(k, 0))
-                            for f in (1, 2, 3, 4):
-                                b.store(b.load(b.gep(e, [_c(0), ir.Constant(I32, f)])), rfield(k, f))
-                            b.store(b.add(k, _c(1)), out)
-
-                    self.loop(_c(0), b.sub(space, _c(1)), back, "dense_back")
-                    b.store(b.load(out), s.nruns)
-                b.call(self.free, [raw])
+                self._merge_dense(space, runs, n, s)
             with otherwise:
                 b.call(self.qsort, [b.load(s.runs), n, _c(_RUN_BYTES), self.cmp_runs])
         with b.if_then(b.not_(b.load(s.err))):
             self._groups_of_runs(s)
+
+    def _dense_table(self, space, s):
+        """The dense table: ``space`` i64 slots, all 0 (a group's slot holds the index + 1 of
+        its merged run while a stage merges).  One table per evaluation of the cost function,
+        made on first use and grown (never shrunk) by later stages; each stage sets only the
+        slots of its groups and clears them again, so a stage costs O(runs), not O(key space).
+        Freed by :meth:`release` when the evaluation ends.  A null pointer is an error."""
+        b = self.b
+
+        def make(b_):
+            p = b_.alloca(_PTR, name="dense_tab")
+            b_.store(ir.Constant(_PTR, None), p)
+            c = b_.alloca(I64, name="dense_cap")
+            b_.store(_c(0), c)
+            return p, c
+
+        self._dense = ptr, cap = self.cg.at_entry(("dense table",), make)
+        with b.if_then(b.icmp_signed("<", b.load(cap), space), likely=False):
+            old = b.load(cap)
+            twice = b.mul(old, _c(2))
+            newcap = b.select(b.icmp_signed(">", twice, space), twice, space)
+            b.call(self.free, [b.load(ptr)])
+            raw = b.call(self.calloc, [newcap, _c(8)])
+            b.store(raw, ptr)
+            b.store(b.select(b.icmp_unsigned("==", b.ptrtoint(raw, I64), _c(0)), _c(0), newcap), cap)
+            self._null_is_error(raw, s)
+        return b.bitcast(b.load(ptr), I64.as_pointer())
+
+    def release(self):
+        """Free the evaluation's scratch buffers (at the end of the cost function; free(NULL)
+        for those no stage made)."""
+        if getattr(self, "_dense", None) is not None:
+            self.b.call(self.free, [self.b.load(self._dense[0])])
+        for ptr, _ in getattr(self, "_kept", {}).values():  # the stages' run and member buffers
+            self.b.call(self.free, [self.b.load(ptr)])
+
+    def _merge_dense(self, space, runs, n, s):
+        """Merge the ``n`` runs per group through the dense table: the first run of a group is
+        moved to the next merged slot of ``runs`` (in place: that slot's run was read already),
+        the later ones are added to it; then the ``t`` merged runs are put in group order — read
+        back slot by slot when the groups fill the key space densely (clearing each slot), else
+        the touched slots are cleared and the runs sorted (``qsort``)."""
+        b = self.b
+        tab = self._dense_table(space, s)
+        with b.if_then(b.not_(b.load(s.err))):
+            out = self.var(I64, _c(0), "dense_n")
+
+            def rfield(i, k):
+                return b.gep(runs, [i, ir.Constant(I32, k)])
+
+            def add(i):
+                vals = [b.load(rfield(i, k)) for k in range(5)]
+                slot = b.gep(tab, [vals[0]])
+                at = b.load(slot)
+                with b.if_else(b.icmp_signed("==", at, _c(0))) as (first, later):
+                    with first:
+                        k = b.load(out)
+                        b.store(b.add(k, _c(1)), slot)
+                        for f, v in enumerate(vals):
+                            b.store(v, rfield(k, f))
+                        b.store(b.add(k, _c(1)), out)
+                    with later:
+                        j = b.sub(at, _c(1))
+                        _, w, mn, mx, c = vals
+                        b.store(b.fadd(b.load(rfield(j, 1)), w), rfield(j, 1))
+                        om, ox = b.load(rfield(j, 2)), b.load(rfield(j, 3))
+                        b.store(b.select(b.fcmp_ordered("<=", om, mn), om, mn), rfield(j, 2))
+                        b.store(b.select(b.fcmp_ordered(">=", ox, mx), ox, mx), rfield(j, 3))
+                        b.store(b.fadd(b.load(rfield(j, 4)), c), rfield(j, 4))
+
+            self.loop(_c(0), b.sub(n, _c(1)), add, "dense_add")
+            t = b.load(out)
+            b.store(t, s.nruns)
+            scan = b.icmp_signed("<=", space, b.add(b.mul(t, _c(_SCAN_FACTOR)), _c(_SCAN_MIN)))
+            with b.if_else(scan) as (in_order, sort):
+                with in_order:
+                    # the groups fill the key space densely: read them back in key order (clearing
+                    # each slot) into a new buffer, instead of sorting
+                    raw = b.call(self.malloc, [b.mul(b.add(t, _c(1)), _c(_RUN_BYTES))])
+                    self._null_is_error(raw, s)
+                    with b.if_then(b.not_(b.load(s.err))):
+                        dst = b.bitcast(raw, _RUN.as_pointer())
+                        k = self.var(I64, _c(0), "dense_k")
+
+                        def back(j):
+                            slot = b.gep(tab, [j])
+                            at = b.load(slot)
+                            with b.if_then(b.icmp_signed("!=", at, _c(0))):
+                                i = b.sub(at, _c(1))
+                                kk = b.load(k)
+                                for f in range(5):
+                                    b.store(b.load(rfield(i, f)), b.gep(dst, [kk, ir.Constant(I32, f)]))
+                                b.store(_c(0), slot)
+                                b.store(b.add(kk, _c(1)), k)
+
+                        self.loop(_c(0), b.sub(space, _c(1)), back, "dense_back")
+                        b.call(self.free, [b.load(s.runs)])
+                        b.store(raw, s.runs)
+                        b.store(b.add(t, _c(1)), s.cap)
+                with sort:
+                    def clear(j):
+                        b.store(_c(0), b.gep(tab, [b.load(rfield(j, 0))]))
+
+                    self.loop(_c(0), b.sub(t, _c(1)), clear, "dense_clear")
+                    with b.if_then(b.icmp_signed(">", t, _c(1))):
+                        b.call(self.qsort, [b.load(s.runs), t, _c(_RUN_BYTES), self.cmp_runs])
 
     def _groups_of_runs(self, s):
         """The merged runs (one per group, in (phase, code, key) order) reduced by the one rule

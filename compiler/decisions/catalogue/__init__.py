@@ -7,8 +7,11 @@ function), the stdlib schedule (``"coll/<collective>:<algorithm>"``, model-neutr
 τ-Lop's rules or as a LogGP/pLogP dataflow program, as the profile says) with the arguments the
 library fixes and the parameters it takes per call (segment size ``seg``, radix or fan-out ``k``,
 with the values ``tune`` searches), the source file and function it follows, and its status
-(a schedule, or why it cannot be one).  One module per collective (``bcast.py``, …) lists that
-collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.
+(a schedule, a composite of the library's own decisions —
+:mod:`tlop.decisions.composite` — or why it cannot be one).  One module per collective (``bcast.py``, …) lists that
+collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.  NCCL's algorithms
+(library ``"nccl"``: GPU collectives, priced on a GPU profile) are in ``nccl.py`` for every
+collective it has; :func:`catalogue` gives them when asked for ``library="nccl"``.
 
 The message size ``m`` of every schedule is the library's per-rank buffer of the MPI call, in
 bytes (count × datatype size): the whole buffer for bcast, reduce and allreduce; one rank's block
@@ -25,39 +28,84 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["LibraryAlgorithm", "COLLECTIVES", "LIBRARIES", "catalogue", "find"]
+__all__ = ["LibraryAlgorithm", "Part", "COLLECTIVES", "LIBRARIES", "ALL_LIBRARIES", "catalogue", "find", "nb_status"]
 
 #: the collectives tlop decides for, in the order tables list them
 COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
                "reduce_scatter", "reduce_scatter_block", "barrier")
 LIBRARIES = ("openmpi", "mpich")
+#: every library with a catalogue: the MPI libraries (``tune`` and ``audit`` decide for them by
+#: default) and NCCL (``--library nccl``, on a GPU profile)
+ALL_LIBRARIES = LIBRARIES + ("nccl",)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One call a composite algorithm makes (see :mod:`tlop.decisions.composite`): the
+    ``collective`` it calls, its message size in the catalogue's meaning for that collective
+    (``"m"``: the outer m; ``"Pm"``: P·m; an int: that many bytes), the communicator it calls it
+    on (``"comm"``: the same one; ``"node"``: every node's node_comm at once; ``"other_nodes"``:
+    those of the nodes without rank 0; ``"root_node"``: rank 0's; ``"node_roots"``: the
+    communicator of the node leaders), and ``algorithm``: the one it runs whatever the library's
+    decision (its catalogue name), or None for the library's own decision there."""
+    collective: str
+    m: object = "m"
+    over: str = "comm"
+    algorithm: Optional[str] = None
 
 
 @dataclass(frozen=True)
 class LibraryAlgorithm:
     """One algorithm of one library for one collective."""
-    library: str                    # "openmpi" | "mpich"
+    library: str                    # "openmpi" | "mpich" | "nccl"
     collective: str                 # one of COLLECTIVES
     name: str                       # the library's own name: Open MPI "binomial", MPICH "binomial"
     id: object                      # Open MPI: coll_tuned algorithm number (int); MPICH: "MPIR_Bcast_intra_binomial"
     schedule: Optional[str]         # "coll/bcast:ompi_binomial", None when it cannot be a schedule
     source: str                     # "ompi/mca/coll/base/coll_base_bcast.c: ompi_coll_base_bcast_intra_binomial"
-    status: str = "schedule"        # "schedule", or "not expressible: <reason>"
+    status: str = "schedule"        # "schedule", "composite: <what>", or "not expressible: <reason>"
     fixed: dict = field(default_factory=dict)     # schedule arguments the library fixes, e.g. {"k": 2}
     searched: dict = field(default_factory=dict)  # parameter -> candidate values tune tries, e.g. {"seg": (1024, 8192)}
     constraint: str = ""            # when the library runs it at all, in words ("P a power of two", "commutative op")
     pow2_only: bool = False         # the library runs it only for P a power of two (falls back otherwise)
     mpich_params: tuple = ()        # MPICH JSON leaf parameters, "name=value" ("{k}", "{seg}" filled in)
     note: str = ""                  # where the schedule departs from the library, and why
+    separate: tuple = ()            # searched parameters whose values are candidates of their own (NCCL's
+                                    # protocol: ring/LL and ring/Simple compete as two algorithms do)
+    # a composite (schedule None): (P, m) -> the Part calls it makes there, in order (None: the
+    # library does not run it there); priced by tlop.decisions.composite
+    parts: Optional[object] = field(default=None, compare=False)
+    candidate: bool = True          # tune may name it in a file (False: priced as a default only)
+
+    @property
+    def priceable(self) -> bool:
+        """A schedule or a composite: something tlop prices."""
+        return self.schedule is not None or self.parts is not None
 
     @property
     def key(self) -> str:
         return f"{self.library}:{self.collective}:{self.name}"
 
 
+def nb_status(collective: str) -> str:
+    """The status of MPICH's ``nb`` algorithm of ``collective`` (``MPIR_<Coll>_allcomm_nb``: the
+    nonblocking call, then a wait).  Its messages are those of the ``MPI_I<coll>`` algorithm MPICH's
+    selection picks, and that selection is fixed and known: the same compiled-in tree holds a
+    ``collective=i<coll>`` subtree (maint/tuning/coll/mpir/generic.json; e.g. ibarrier →
+    ``MPIR_Ibarrier_intra_sched_recursive_doubling``), which :mod:`tlop.decisions.mpich_defaults`
+    walks like the blocking ones.  So ``nb`` is a composite over that decision — not written, because
+    the ``MPIR_I<coll>_intra_sched_*``/``_tsp_*`` algorithms it reaches are separate implementations
+    whose messages have no schedules yet."""
+    return (f"not written: runs MPI_I{collective} and waits; MPICH's default I{collective} selection is fixed "
+            f"and known (the compiled-in tree's collective=i{collective} subtree), so this is a composite over "
+            f"that decision once the MPIR_I{collective.capitalize()}_intra_sched_*/_tsp_* algorithms it reaches "
+            f"are written as schedules (separate implementations, not the blocking ones)")
+
+
 def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -> list:
     """Every :class:`LibraryAlgorithm` (of ``collective`` and ``library`` when given), in the
-    catalogue modules' order."""
+    catalogue modules' order.  Without ``library``: the MPI libraries' (:data:`LIBRARIES`); NCCL's
+    only with ``library="nccl"`` (its schedules are priced on GPU profiles only)."""
     out = []
     for coll in COLLECTIVES if collective is None else (collective,):
         try:
@@ -67,6 +115,9 @@ def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -
                 raise
             continue
         out.extend(a for a in mod.ALGORITHMS if library is None or a.library == library)
+        if library == "nccl":  # imported by name, as the per-collective modules are
+            nccl = importlib.import_module("tlop.decisions.catalogue.nccl")
+            out.extend(a for a in nccl.ALGORITHMS if a.collective == coll)
     return out
 
 

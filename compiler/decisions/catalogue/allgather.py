@@ -9,6 +9,15 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue import Part
+
+
+def _ompi_linear(P, m):
+    # ompi_coll_base_allgather_intra_basic_linear: comm->c_coll->coll_gather of m bytes per rank to
+    # 0, then comm->c_coll->coll_bcast of the P·m bytes from 0 (a contiguous type of P blocks when
+    # P·count reaches INT_MAX: the same bytes)
+    return (Part("gather", "m"), Part("bcast", "Pm"))
 
 _O = "ompi/mca/coll/base/coll_base_allgather.c: "
 _M = "src/mpi/coll/allgather/"
@@ -17,9 +26,10 @@ ALGORITHMS = [
     # ---- Open MPI 5.0 coll/tuned (ids as in allgather_algorithms[])
     A("openmpi", "allgather", "linear", 1, None,
       _O + "ompi_coll_base_allgather_intra_basic_linear",
-      status="not expressible: an MPI_Gather to rank 0 then an MPI_Bcast of P·m bytes through the "
-             "communicator's own coll_gather/coll_bcast, i.e. whatever coll/tuned's gather and bcast "
-             "decisions pick at run time; no one schedule"),
+      status="composite: the communicator's own gather of m bytes per rank to 0, then its bcast of "
+             "P·m bytes (comm->c_coll: coll/tuned's gather and bcast decisions — the fixed ones, or "
+             "the rules file's for those collectives when it has some)",
+      parts=_ompi_linear),
     A("openmpi", "allgather", "bruck", 2, "coll/allgather:bruck",
       _O + "ompi_coll_base_allgather_intra_bruck",
       note="the same messages as MPICH's brucks; the final local rotation is not modelled"),
@@ -69,6 +79,5 @@ ALGORITHMS = [
            "library posts early (single_phase_recv false) are stages in the schedule"),
     A("mpich", "allgather", "nb", "MPIR_Allgather_allcomm_nb", None,
       _M + "allgather_allcomm_nb.c: MPIR_Allgather_allcomm_nb",
-      status="not expressible: runs MPI_Iallgather and waits; the schedule is whatever MPICH's "
-             "Iallgather selection picks (MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM), outside this catalogue"),
+      status=_nb_status("allgather")),
 ]

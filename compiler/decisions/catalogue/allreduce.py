@@ -9,7 +9,21 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
+
+_CVARS = "MPICH v5.0.1 src/mpi/coll/cvars.txt"
+
+
+def _ompi_nonoverlapping(P, m):
+    # coll_base_allreduce.c: ompi_coll_base_allreduce_intra_nonoverlapping — comm->c_coll->coll_reduce
+    # of count elements to 0, then comm->c_coll->coll_bcast of them from 0
+    return (Part("reduce", "m"), Part("bcast", "m"))
+
+
+def _mpich_smp(P, m):
+    # allreduce_intra_smp.c: MPIR_Reduce to node_comm rank 0, MPIR_Allreduce among node_roots_comm,
+    # MPIR_Bcast from node_comm rank 0
+    return (Part("reduce", "m", "node"), Part("allreduce", "m", "node_roots"), Part("bcast", "m", "node"))
 
 _OMPI = "ompi/mca/coll/base/coll_base_allreduce.c"
 
@@ -29,9 +43,10 @@ ALGORITHMS = [
     _o(1, "basic_linear", "ompi_basic_linear", "ompi_coll_base_allreduce_intra_basic_linear",
        note="linear reduce to 0 then linear bcast, as the library composes them"),
     _o(2, "nonoverlapping", None, "ompi_coll_base_allreduce_intra_nonoverlapping",
-       status="not expressible: calls the communicator's own reduce and bcast (comm->c_coll), i.e. "
-              "coll/tuned's reduce and bcast decisions at that (P, m) (the fixed ones unless forced or "
-              "ruled): its messages are other decisions of the library, not one schedule"),
+       status="composite: the communicator's own reduce of m bytes to 0 then its bcast of them "
+              "(comm->c_coll: coll/tuned's reduce and bcast decisions at (P, m) — the fixed ones, or "
+              "the rules file's for those collectives when it has some)",
+       parts=_ompi_nonoverlapping),
     _o(3, "recursive_doubling", "recursive_doubling", "ompi_coll_base_allreduce_intra_recursivedoubling",
        note="same messages as MPICH's recursive_doubling"),
     _o(4, "ring", "ompi_ring", "ompi_coll_base_allreduce_intra_ring",
@@ -72,9 +87,12 @@ ALGORITHMS = [
        searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"), constraint="commutative op",
        note="shares m/K^(ph+1) are means of the library's blocks (equal when the participant count divides m)"),
     _m("smp", None, "allreduce_intra_smp.c", "MPIR_Allreduce_intra_smp",
-       status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm) and "
-              "runs the selection's own reduce/allreduce/bcast on each"),
+       status="composite: on every node a reduce to its leader (node_comm), an allreduce among the "
+              "leaders (node_roots_comm), a bcast on every node — each what MPICH's selection picks "
+              "for that sub-communicator",
+       parts=_mpich_smp, candidate=False, constraint="some node holds two ranks",
+       note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
+            "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "allreduce_allcomm_nb.c", "MPIR_Allreduce_allcomm_nb",
-       status="not expressible: runs MPI_Iallreduce and waits; its messages are those of the "
-              "iallreduce algorithm the selection picks at run time"),
+       status=_nb_status("allreduce")),
 ]

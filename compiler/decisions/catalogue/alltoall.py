@@ -11,6 +11,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 
 _O = "ompi/mca/coll/base/coll_base_alltoall.c: "
 _M = "src/mpi/coll/alltoall/"
@@ -56,6 +57,5 @@ ALGORITHMS = [
       note="k = MPIR_CVAR_ALLTOALL_THROTTLE (default 32, 0 = P), a CVAR, not a JSON parameter"),
     A("mpich", "alltoall", "nb", "MPIR_Alltoall_allcomm_nb", None,
       _M + "alltoall_allcomm_nb.c: MPIR_Alltoall_allcomm_nb",
-      status="not expressible: runs MPI_Ialltoall and waits; the schedule is whatever MPICH's "
-             "Ialltoall selection picks (MPIR_CVAR_IALLTOALL_INTRA_ALGORITHM), outside this catalogue"),
+      status=_nb_status("alltoall")),
 ]

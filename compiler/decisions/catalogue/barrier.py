@@ -9,7 +9,13 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
+
+
+def _mpich_smp(P, m):
+    # barrier_intra_smp.c, MPIR_Barrier_intra_smp: MPIR_Barrier on node_comm, MPIR_Barrier on
+    # node_roots_comm, then a 1-byte MPIR_Bcast from node_comm rank 0
+    return (Part("barrier", 0, "node"), Part("barrier", 0, "node_roots"), Part("bcast", 1, "node"))
 
 _OMPI = "ompi/mca/coll/base/coll_base_barrier.c"
 
@@ -42,8 +48,13 @@ ALGORITHMS = [
        note="MPIR_Allreduce_intra_recexch on 0 elements: coll/allreduce mpich_recexch's messages as "
             "tokens, no combining"),
     _m("smp", None, "barrier_intra_smp.c", "MPIR_Barrier_intra_smp",
-       status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm)"),
+       status="composite: a barrier on every node (node_comm), one among the node leaders "
+              "(node_roots_comm), then a 1-byte bcast on every node — each what MPICH's selection "
+              "picks for that sub-communicator",
+       parts=_mpich_smp, candidate=False, constraint="some node holds two ranks",
+       note="MPICH's default for a parent communicator; not offered by tune: in a written selection "
+            "file the sub-communicators' calls walk the file's tree, which tlop does not follow (it "
+            "prices them with MPICH's default tree)"),
     _m("nb", None, "barrier_allcomm_nb.c", "MPIR_Barrier_allcomm_nb",
-       status="not expressible: runs MPI_Ibarrier and waits; its messages are those of the "
-              "ibarrier algorithm the selection picks at run time"),
+       status=_nb_status("barrier")),
 ]

@@ -8,7 +8,22 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
+
+#: MPICH's defaults of MPIR_CVAR_BCAST_SHORT_MSG_SIZE, _LONG_MSG_SIZE, _MIN_PROCS (src/mpi/coll/cvars.txt, v5.0.1)
+_SHORT, _LONG, _MIN_PROCS = 12288, 524288, 8
+
+
+def _mpich_smp(P, m):
+    # bcast_intra_smp.c, MPIR_Bcast_intra_smp with root 0 (always its node's leader, so the send to
+    # the root's node leader never happens): 0 bytes do nothing; short messages (or P < MIN_PROCS),
+    # and medium ones on a power-of-two communicator, a bcast among the leaders then one on every
+    # node; otherwise MPIR_Bcast_intra_scatter_ring_allgather on the whole communicator
+    if m == 0:
+        return ()
+    if m < _SHORT or P < _MIN_PROCS or (m < _LONG and P & (P - 1) == 0):
+        return (Part("bcast", "m", "node_roots"), Part("bcast", "m", "node"))
+    return (Part("bcast", "m", "comm", "scatter_ring_allgather"),)
 
 _OMPI = "ompi/mca/coll/base/coll_base_bcast.c"
 _SEG = (0, 1024, 4096, 8192, 16384, 32768, 65536, 131072)
@@ -68,10 +83,13 @@ ALGORITHMS = [
        mpich_params=("tree_type=kary", "k={k}", "is_non_blocking=1", "chunk_size={seg}", "recv_pre_posted=0"),
        note="tree_type kary; chunks in lock-step stages (the first chunk the short one)"),
     _m("smp", None, "bcast_intra_smp.c", "MPIR_Bcast_intra_smp",
-       status="not expressible: needs the communicator's node sub-communicators (node_comm, "
-              "node_roots_comm: local ranks and node leaders) and then runs whatever bcast the "
-              "selection picks on each of them"),
+       status="composite: a bcast among the node leaders (node_roots_comm) then one on every node "
+              "(node_comm), each what MPICH's selection picks for that sub-communicator; "
+              "scatter_ring_allgather on the whole communicator for m >= 12288 B and P >= 8 unless "
+              "m < 524288 B and P is a power of two (the CVAR defaults)",
+       parts=_mpich_smp, candidate=False, constraint="some node holds two ranks",
+       note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
+            "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "bcast_allcomm_nb.c", "MPIR_Bcast_allcomm_nb",
-       status="not expressible: runs MPI_Ibcast and waits, so its messages are those of the "
-              "ibcast algorithm the selection picks at run time"),
+       status=_nb_status("bcast")),
 ]

@@ -9,6 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 
 _O = "ompi/mca/coll/base/coll_base_gather.c: "
 
@@ -31,6 +32,5 @@ ALGORITHMS = [
       note="the same messages as Open MPI's binomial"),
     A("mpich", "gather", "nb", "MPIR_Gather_allcomm_nb", None,
       "src/mpi/coll/gather/gather_allcomm_nb.c: MPIR_Gather_allcomm_nb",
-      status="not expressible: runs MPI_Igather and waits; the schedule is whatever MPICH's Igather "
-             "selection picks (MPIR_CVAR_IGATHER_INTRA_ALGORITHM), outside this catalogue"),
+      status=_nb_status("gather")),
 ]

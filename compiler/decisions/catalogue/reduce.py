@@ -8,7 +8,14 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm
+from . import LibraryAlgorithm, Part, nb_status as _nb_status
+
+
+def _mpich_smp(P, m):
+    # reduce_intra_smp.c, MPIR_Reduce_intra_smp with root 0 (the leader of node 0): a reduce to the
+    # leader on every node but rank 0's, a reduce among the leaders to rank 0, then the reduce on
+    # rank 0's node
+    return (Part("reduce", "m", "other_nodes"), Part("reduce", "m", "node_roots"), Part("reduce", "m", "root_node"))
 
 _OMPI = "ompi/mca/coll/base/coll_base_reduce.c"
 _SEG = (0, 1024, 4096, 8192, 16384, 32768, 65536, 131072)
@@ -51,9 +58,12 @@ ALGORITHMS = [
        "MPIR_Reduce_intra_reduce_scatter_gather", constraint="count >= 2^⌊log2 P⌋, built-in op",
        note="halving sizes m/2^(s+1) (MPICH's cnts[] blocks, equal when 2^⌊log2 P⌋ divides m)"),
     _m("smp", None, "reduce_intra_smp.c", "MPIR_Reduce_intra_smp",
-       status="not expressible: needs the node sub-communicators (node_comm, node_roots_comm) and "
-              "runs the selection's own reduce on each"),
+       status="composite: a reduce to the leader on every node but the root's (node_comm), one among "
+              "the leaders (node_roots_comm), then one on the root's node — each what MPICH's "
+              "selection picks for that sub-communicator",
+       parts=_mpich_smp, candidate=False, constraint="commutative op (asserted); some node holds two ranks",
+       note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
+            "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
     _m("nb", None, "reduce_allcomm_nb.c", "MPIR_Reduce_allcomm_nb",
-       status="not expressible: runs MPI_Ireduce and waits; its messages are those of the ireduce "
-              "algorithm the selection picks at run time"),
+       status=_nb_status("reduce")),
 ]

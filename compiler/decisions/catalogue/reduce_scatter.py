@@ -12,6 +12,17 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue import Part
+
+
+def _ompi_nonoverlapping(P, m):
+    # ompi_coll_base_reduce_scatter_intra_nonoverlapping: comm->c_coll->coll_reduce of the total
+    # count (P·m bytes) to 0, then comm->c_coll->coll_scatterv — coll/tuned sets no scatterv
+    # (coll_tuned_module.c: coll_scatterv = NULL), so coll/basic's mca_coll_basic_scatterv_intra
+    # (coll_basic_scatterv.c): the root's blocking sends to 1 … P − 1 in order, scatter
+    # basic_linear's messages with equal counts
+    return (Part("reduce", "Pm"), Part("scatter", "m", "comm", "basic_linear"))
 
 _O = "ompi/mca/coll/base/coll_base_reduce_scatter.c: "
 _M = "src/mpi/coll/reduce_scatter/"
@@ -19,9 +30,10 @@ _M = "src/mpi/coll/reduce_scatter/"
 ALGORITHMS = [
     A("openmpi", "reduce_scatter", "non-overlapping", 1, None,
       _O + "ompi_coll_base_reduce_scatter_intra_nonoverlapping",
-      status="not expressible: an MPI_Reduce of P·m bytes to rank 0 then an MPI_Scatterv through the "
-             "communicator's own coll_reduce/coll_scatterv (coll/tuned's run-time decisions for those "
-             "collectives); no one schedule"),
+      status="composite: the communicator's own reduce of P·m bytes to 0 (coll/tuned's reduce "
+             "decision — the fixed one, or the rules file's for reduce when it has some), then "
+             "coll/basic's linear scatterv of m bytes to each rank",
+      parts=_ompi_nonoverlapping),
     A("openmpi", "reduce_scatter", "recursive_halving", 2, "coll/reduce_scatter:recursive_halving",
       _O + "ompi_coll_base_reduce_scatter_intra_basic_recursivehalving",
       constraint="commutative operation (the source's stated limitation; not checked when forced)",
@@ -49,6 +61,5 @@ ALGORITHMS = [
       constraint="commutative operation"),
     A("mpich", "reduce_scatter", "nb", "MPIR_Reduce_scatter_allcomm_nb", None,
       _M + "reduce_scatter_allcomm_nb.c: MPIR_Reduce_scatter_allcomm_nb",
-      status="not expressible: runs MPI_Ireduce_scatter and waits; the schedule is whatever MPICH's "
-             "Ireduce_scatter selection picks, outside this catalogue"),
+      status=_nb_status("reduce_scatter")),
 ]

@@ -11,6 +11,21 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue import Part
+
+_INT_MAX = 2 ** 31 - 1
+
+
+def _ompi_basic_linear(P, m):
+    # ompi_coll_base_reduce_scatter_block_basic_linear: nothing for count 0; for count = P·rcount
+    # above INT_MAX, P reduces of one block each followed by a send (not priced: None); else
+    # comm->c_coll->coll_reduce of P·m bytes to 0 then comm->c_coll->coll_scatter of m bytes each
+    if m == 0:
+        return ()
+    if P * m > _INT_MAX:
+        return None
+    return (Part("reduce", "Pm"), Part("scatter", "m"))
 
 _O = "ompi/mca/coll/base/coll_base_reduce_scatter_block.c: "
 _M = "src/mpi/coll/reduce_scatter_block/"
@@ -18,9 +33,11 @@ _M = "src/mpi/coll/reduce_scatter_block/"
 ALGORITHMS = [
     A("openmpi", "reduce_scatter_block", "basic_linear", 1, None,
       _O + "ompi_coll_base_reduce_scatter_block_basic_linear",
-      status="not expressible: an MPI_Reduce of P·m bytes to rank 0 then an MPI_Scatter through the "
-             "communicator's own coll_reduce/coll_scatter (coll/tuned's run-time decisions for those "
-             "collectives; P reduces of m bytes when P·m/type size exceeds INT_MAX); no one schedule"),
+      status="composite: the communicator's own reduce of P·m bytes to 0 then its scatter of m bytes "
+             "to each rank (comm->c_coll: coll/tuned's reduce and scatter decisions — the fixed ones, "
+             "or the rules file's for those collectives when it has some)",
+      parts=_ompi_basic_linear,
+      note="not priced where P·m exceeds INT_MAX (the library then runs P reduces of one block and P − 1 sends)"),
     A("openmpi", "reduce_scatter_block", "recursive_doubling", 2,
       "coll/reduce_scatter_block:ompi_recursive_doubling",
       _O + "ompi_coll_base_reduce_scatter_block_intra_recursivedoubling",
@@ -52,6 +69,5 @@ ALGORITHMS = [
       constraint="commutative operation", note="the same messages as Open MPI's recursive_halving"),
     A("mpich", "reduce_scatter_block", "nb", "MPIR_Reduce_scatter_block_allcomm_nb", None,
       _M + "reduce_scatter_block_allcomm_nb.c: MPIR_Reduce_scatter_block_allcomm_nb",
-      status="not expressible: runs MPI_Ireduce_scatter_block and waits; the schedule is whatever "
-             "MPICH's Ireduce_scatter_block selection picks, outside this catalogue"),
+      status=_nb_status("reduce_scatter_block")),
 ]

@@ -9,6 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
+from tlop.decisions.catalogue import nb_status as _nb_status
 
 _O = "ompi/mca/coll/base/coll_base_scatter.c: "
 
@@ -29,6 +30,5 @@ ALGORITHMS = [
       note="the same messages as Open MPI's binomial"),
     A("mpich", "scatter", "nb", "MPIR_Scatter_allcomm_nb", None,
       "src/mpi/coll/scatter/scatter_allcomm_nb.c: MPIR_Scatter_allcomm_nb",
-      status="not expressible: runs MPI_Iscatter and waits; the schedule is whatever MPICH's Iscatter "
-             "selection picks (MPIR_CVAR_ISCATTER_INTRA_ALGORITHM), outside this catalogue"),
+      status=_nb_status("scatter")),
 ]

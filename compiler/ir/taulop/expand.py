@@ -94,8 +94,21 @@ class _Decider:
 
     def __init__(self, decide: Optional[Decide]):
         self.decide = decide
+        # answers by condition (IR nodes are values: equal conditions get equal answers); a phase
+        # of n items asks n² of them, mostly the same few (``T‖T‖…‖T``: one)
+        self._memo: dict = {}
 
     def __call__(self, cond: ir.Expr) -> Optional[bool]:
+        try:
+            return self._memo[cond]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable operand: decide it every time
+            return self._decide(cond)
+        out = self._memo[cond] = self._decide(cond)
+        return out
+
+    def _decide(self, cond: ir.Expr) -> Optional[bool]:
         v = const_value(cond)
         if v is not None:
             return v != 0
