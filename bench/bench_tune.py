@@ -7,7 +7,8 @@ defaults priced too.  Printed: per (collective, library) the CPU and wall second
 (algorithm, parameters, P) evaluations, then the totals, and — as the same-run baseline — the
 seconds one measured MPI run of the same grid would take at least: the sum of the predicted
 costs of the library's default over the grid (one repetition of each cell), a floor that
-ignores launch, warm-up and repetitions.
+ignores launch, warm-up and repetitions.  The machine's load average (1 min) is printed with each
+row and the CPU count in the header: on a shared machine wall time is CPU time plus waiting.
 
 Run: ``python bench/bench_tune.py [--profile metropolis] [--pmax 1024] [--mmax 64MiB]``.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -44,8 +46,8 @@ def main() -> int:
     mmax = float(value) * (unit_factor(unit) if unit else 1.0)
     ms = [float(4 ** k) for k in range(0, int(math.log(mmax, 4)) + 1)]
     print(f"tune: P = {Ps[0]} … {Ps[-1]} ({len(Ps)}), m = 1 B … {args.mmax} ({len(ms)}), profile {profile.name}, "
-          f"model {model}, mapping {args.mapping}")
-    print(f"{'collective':<22}{'library':<9}{'cpu s':>8}{'wall s':>8}{'cells':>7}{'default, 1 rep':>16}")
+          f"model {model}, mapping {args.mapping}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'collective':<22}{'library':<9}{'cpu s':>8}{'wall s':>8}{'cells':>7}{'default, 1 rep':>16}{'load':>6}")
     total_cpu = total_wall = floor = 0.0
     for coll in args.collective or COLLECTIVES:
         for lib in ("openmpi", "mpich"):
@@ -56,7 +58,8 @@ def main() -> int:
             total_cpu += cpu
             total_wall += wall
             floor += run
-            print(f"{coll:<22}{lib:<9}{cpu:>8.2f}{wall:>8.2f}{len(cells):>7}{run:>15.3f}s", flush=True)
+            print(f"{coll:<22}{lib:<9}{cpu:>8.2f}{wall:>8.2f}{len(cells):>7}{run:>15.3f}s"
+                  f"{os.getloadavg()[0]:>6.1f}", flush=True)
     print(f"total: {total_cpu:.1f} s CPU, {total_wall:.1f} s wall; one measured repetition of every cell with "
           f"the defaults alone would take at least {floor:.1f} s of MPI time ({floor / total_wall:.2f}x the tune)")
     return 0

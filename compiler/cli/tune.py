@@ -327,7 +327,9 @@ def run(args) -> int:
     ms = [float(m) for m in ms]
     result = tune(collectives, libraries, profile, mapping, model, Ps, ms, only=args.only,
                   min_gain=args.min_gain, defaults=not args.no_defaults, error=error)
-    from tlop.decisions.selection import MAX_SEGMENTS
+    from tlop.decisions.selection import segment_cap
+
+    cap = segment_cap(model)
 
     if error is None:
         kept = f"below a predicted gain of {args.min_gain:g}x"
@@ -341,7 +343,7 @@ def run(args) -> int:
     model_text = ("NCCL's own (stdlib/nccl)" if libraries == ["nccl"] else
                   f"{model}" + (" (NCCL: its own, stdlib/nccl)" if "nccl" in libraries else ""))
     header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; the library's default is kept "
-              f"{kept}; segment sizes cutting m into more than {MAX_SEGMENTS} segments are not searched")
+              f"{kept}" + (f"; segment sizes cutting m into more than {cap} segments are not searched" if cap else ""))
     if libraries == ["nccl"]:
         header = (f"profile {profile.name}, model {model_text}, mapping {mapping_text}; NCCL's three protocols "
                   f"searched per algorithm")

@@ -35,12 +35,22 @@ import numpy as np
 from tlop.decisions.catalogue import LibraryAlgorithm, catalogue
 from tlop.runtime.diagnostics import TlopError
 
-__all__ = ["Priced", "Cell", "Pricer", "select", "MODULE_OF", "MAX_SEGMENTS"]
+__all__ = ["Priced", "Cell", "Pricer", "select", "MODULE_OF", "MAX_SEGMENTS", "segment_cap"]
 
-#: the search does not try a segment size that cuts m into more segments than this (evaluating a
-#: pipeline of 65,536 segments over 1,024 ranks takes seconds; the libraries' own decisions use a
-#: few hundred at most): tune's header says so
+#: in a dataflow model (LogGP, pLogP) the search does not try a segment size that cuts m into more
+#: segments than this: there a repeated stage runs once per repetition (the clocks carry over), so
+#: pricing a pipeline of n segments enumerates O(n) stages (65,536 segments over 1,024 ranks: about
+#: a minute per point).  τ-Lop prices the catalogue's pipelines in O(depth) stages whatever n is
+#: (stdlib/coll/*.tlop repeat one steady stage), so it searches every segment size: no cap.
+#: tune's header says when the cap applies.
 MAX_SEGMENTS = 4096
+
+
+def segment_cap(model: str) -> Optional[int]:
+    """The most segments a searched segment size may cut m into in ``model`` (None: no limit)."""
+    from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
+    return MAX_SEGMENTS if model in DATAFLOW_MODELS else None
 
 
 def MODULE_OF(collective: str) -> str:
@@ -163,7 +173,7 @@ class Pricer:
     def price(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, params: dict, searched: bool = False) -> np.ndarray:
         """Costs (s) of ``alg`` at P ranks for every m of ``ms`` with ``params``; inf where the
         schedule refuses the point (its ``where`` clause, e.g. a segment larger than m) and, when
-        ``searched``, where ``params``' segment cuts m into more than :data:`MAX_SEGMENTS`.
+        ``searched``, where ``params``' segment cuts m into more than :func:`segment_cap` allows.
         Compiled (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
         from tlop.backends.binding import binder_for
 
@@ -182,8 +192,9 @@ class Pricer:
         over = self.mapping if h.ir.over is not None else None
         ok = np.broadcast_to(binder_for(h.module.program, h.ir).valid_mask(args), ms.shape)
         seg = float(params.get("seg", 0) or 0)
-        if seg > 0 and searched:
-            ok = ok & (np.ceil(ms / seg) <= MAX_SEGMENTS)
+        cap = segment_cap(self.model)
+        if seg > 0 and searched and cap is not None:
+            ok = ok & (np.ceil(ms / seg) <= cap)
         out = np.full(len(ms), np.inf)
         if not ok.any():
             return out
