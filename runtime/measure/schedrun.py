@@ -10,7 +10,8 @@ distinct parts of one buffer.  Before timing, one checked run verifies that ever
 from the rank the plan names (each rank fills its sends with its own byte) — a plan whose
 sends and receives do not pair fails there, not inside the timings.
 
-Timing (``timing`` in the job): ``window`` (the default) — ReproMPI's window-based start on
+Timing (``timing`` in the job): ``window`` (the default, except where a node runs more ranks
+than it has CPUs: ``barrier`` then, :func:`_timing_of`) — ReproMPI's window-based start on
 synchronised clocks (:mod:`.window`): every rank starts the run at the same moment of rank 0's
 clock, and a sample is the latest end over the ranks minus that moment, so neither direction of
 a message is favoured (a barrier releases its ranks at different moments: with ``barrier``, one
@@ -148,6 +149,20 @@ def _library_kernel(comm, cell: dict):
 TIMINGS = ("window", "barrier")
 
 
+def _timing_of(MPI, comm, job: dict) -> str:
+    """The job's timing method; a job that names none gets ``window``, unless the ranks on some
+    node outnumber its CPUs: then ``barrier`` (a window needs every rank running at its start; with
+    3 ranks on 2 CPUs hardly any window is valid and a cell gets no sample).  Every rank agrees."""
+    if "timing" in job:
+        return job["timing"]
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        crowded = node.Get_size() > (os.cpu_count() or 1)
+    finally:
+        node.Free()
+    return "barrier" if comm.allreduce(crowded, op=MPI.LOR) else "window"
+
+
 def _run_record(MPI, comm, job: dict) -> dict:
     """Where this launch's ranks ran (hosts, CPU affinity, the binding asked of the launcher), the
     load at its start and its timing method."""
@@ -197,6 +212,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job, comm, rank, rule, store, done = start_job(argv, JOB_VERSION, "schedrun")
     todo = [c for c in job["cells"] if c["key"] not in done or c.get("paired", {}).get("key", c["key"]) not in done]
+    job = {**job, "timing": _timing_of(MPI, comm, job)}
     record = _run_record(MPI, comm, job)
     if rank == 0:
         if todo:
