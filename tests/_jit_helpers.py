@@ -69,3 +69,28 @@ def jit_point(ev, args):
         return float(ev(**args))
     except TlopError as err:
         return err
+
+
+def compare_point(program, alg, ev, profile, mapping, args):
+    """One point through the compiled evaluator ``ev`` and the reference interpreter: the same
+    error (message included, except for non-finite results) or agreeing values."""
+    import pytest
+
+    from tlop.backends.binding import bind_arguments, bind_mapping
+
+    try:
+        env = bind_mapping(alg, bind_arguments(program, alg, dict(args)), mapping)
+    except TlopError as err:
+        with pytest.raises(TlopError) as got:
+            ev(**args)
+        assert str(got.value) == str(err)
+        return
+    want = interp_point(program, alg, profile, env, mapping)
+    got = jit_point(ev, args)
+    if isinstance(want, TlopError):
+        assert isinstance(got, TlopError), (args, got, want)
+        if "not finite" not in str(want):
+            assert str(got) == str(want)
+    else:
+        assert not isinstance(got, TlopError), (args, got, want)
+        assert agree(got, want), (args, got, want)

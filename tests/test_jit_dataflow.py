@@ -35,7 +35,7 @@ from tlop.backends.jit import compile_algorithm
 from tlop.backends.jit.codegen import param_infos
 from tlop.runtime.diagnostics import TlopError
 
-from _jit_helpers import agree, interp_point, jit_point
+from _jit_helpers import agree, compare_point, interp_point
 from conftest import synthetic_profile
 
 _GRID = [0.0, 1024.0, 65536.0, 1e9]
@@ -54,25 +54,6 @@ PROFILES = {
                                          "loggph.G": {"shm": 1e-10, "net": 8e-10}}),
 }
 PS = (1, 2, 3, 5, 8, 12, 17, 33)  # powers of two and not
-
-
-def _compare(program, alg, ev, profile, mapping, args):
-    try:
-        env = bind_mapping(alg, bind_arguments(program, alg, dict(args)), mapping)
-    except TlopError as err:
-        with pytest.raises(TlopError) as got:
-            ev(**args)
-        assert str(got.value) == str(err)
-        return
-    want = interp_point(program, alg, profile, env, mapping)
-    got = jit_point(ev, args)
-    if isinstance(want, TlopError):
-        assert isinstance(got, TlopError), (args, got, want)
-        if "not finite" not in str(want):
-            assert str(got) == str(want)
-    else:
-        assert not isinstance(got, TlopError), (args, got, want)
-        assert agree(got, want), (args, got, want)
 
 
 def _args(alg, P, m):
@@ -102,7 +83,7 @@ def _check_module(program, names, model):
             ev = compile_algorithm(program, name, prof, mapping=mapping)
             for P in PS:
                 for m in (1.0, 70000.0):
-                    _compare(program, alg, ev, prof, mapping, _args(alg, P, m))
+                    compare_point(program, alg, ev, prof, mapping, _args(alg, P, m))
 
 
 def _schedules(mod):
@@ -189,7 +170,7 @@ def _generated(model, kind, Q):
        n=st.sampled_from([0.0, 1.0, 2.0, -1.0, 1.5]), r=st.integers(0, 2), x=st.sampled_from([0.0, 0.7, 3.0]))
 def test_generated_programs_agree_with_the_interpreter(model, kind, Q, P, a, b, d, s, m, n, r, x):
     program, alg, ev, mapping = _generated(model, kind, Q)
-    _compare(program, alg, ev, PROFILES[model], mapping,
+    compare_point(program, alg, ev, PROFILES[model], mapping,
              {"P": float(P), "a": float(a), "b": float(b), "d": float(d), "s": float(s), "m": m, "n": n,
               "r": float(r), "x": x})
 
@@ -205,7 +186,7 @@ algorithm order(P: int >= 2, m: bytes) over map: mapping =
     program, alg = mod.program, mod.program.algorithms["order"]
     ev = compile_algorithm(program, "order", PROFILES["loggp"], mapping="sequential(4)")
     for m in (1.0, 1000.0, 100000.0):
-        _compare(program, alg, ev, PROFILES["loggp"], tlop.sequential(4), {"P": 2.0, "m": m})
+        compare_point(program, alg, ev, PROFILES["loggp"], tlop.sequential(4), {"P": 2.0, "m": m})
 
 
 # ----------------------------------------------------------------------------- errors
@@ -242,7 +223,7 @@ def test_errors_agree(name, args):
     program, alg = ERRORS.program, ERRORS.program.algorithms[name]
     prof = PROFILES["loggp"]
     ev = compile_algorithm(program, name, prof, mapping="sequential(4)")
-    _compare(program, alg, ev, prof, tlop.sequential(4), args)
+    compare_point(program, alg, ev, prof, tlop.sequential(4), args)
 
 
 def test_a_platform_function_below_zero_is_the_interpreters_error():
@@ -253,7 +234,7 @@ def test_a_platform_function_below_zero_is_the_interpreters_error():
     alg = program.algorithms["binomial_openmpi"]
     ev = compile_algorithm(program, "binomial_openmpi", prof, mapping="sequential(4)")
     for m in (0.0, 100.0):
-        _compare(program, alg, ev, prof, tlop.sequential(4), {"P": 8.0, "m": m})
+        compare_point(program, alg, ev, prof, tlop.sequential(4), {"P": 8.0, "m": m})
     with pytest.raises(TlopError, match="must be a time >= 0"):
         ev(P=8, m=0.0)
 
@@ -276,7 +257,7 @@ def test_batches_agree_point_by_point():
 def test_the_api_compiles_a_dataflow_schedule():
     mod = tlop.load("loggp/bcast")
     ev = mod["binomial"].compile(PROFILES["loggp"], mapping="sequential(4)")
-    _compare(mod.program, mod.program.algorithms["binomial"], ev, PROFILES["loggp"], tlop.sequential(4),
+    compare_point(mod.program, mod.program.algorithms["binomial"], ev, PROFILES["loggp"], tlop.sequential(4),
              {"P": 37.0, "m": 1000.0})
 
 

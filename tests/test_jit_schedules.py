@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tlop
 from tlop import ir
-from tlop.backends.binding import bind_arguments, bind_mapping
+from tlop.backends.binding import bind_mapping
 from tlop.backends.jit import compile_algorithm
 from tlop.runtime.diagnostics import TlopError
 from tlop.runtime.mapping import layout_from_dict
 
-from _jit_helpers import agree, interp_point, jit_point
+from _jit_helpers import agree, compare_point, interp_point
 
 N, V = ir.Num, ir.Var
 PROFILES = {n: tlop.load_profile(n) for n in ("metropolis", "lusitania")}
@@ -92,25 +92,6 @@ def _args(alg, P, m, root, S):
     return out
 
 
-def _compare(program, alg, ev, profile, mapping, args):
-    try:
-        env = bind_mapping(alg, bind_arguments(program, alg, args), mapping)
-    except TlopError as err:
-        with pytest.raises(TlopError) as got:
-            ev(**args)
-        assert str(got.value) == str(err)
-        return
-    want = interp_point(program, alg, profile, env, mapping)
-    got = jit_point(ev, args)
-    if isinstance(want, TlopError):
-        assert isinstance(got, TlopError), (args, got, want)
-        if "not finite" not in str(want):
-            assert str(got) == str(want)
-    else:
-        assert not isinstance(got, TlopError), (args, got, want)
-        assert agree(got, want), (args, got, want)
-
-
 @pytest.mark.parametrize("module,name,closed", STDLIB_CASES,
                          ids=[f"{m}:{n}{':closed' if c else ''}" for m, n, c in STDLIB_CASES])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -123,7 +104,7 @@ def test_stdlib_schedules_agree_with_the_interpreter(module, name, closed, P, Q,
     mod = tlop.load(module)
     alg = mod.program.algorithms[name]
     ev, mapping = _evaluator(module, name, "lusitania", kind, Q, closed)
-    _compare(mod.program, alg, ev, PROFILES["lusitania"], mapping, _args(alg, P, m, root, S))
+    compare_point(mod.program, alg, ev, PROFILES["lusitania"], mapping, _args(alg, P, m, root, S))
 
 
 # ----------------------------------------------------------------------------- generated stages
@@ -207,7 +188,7 @@ def test_generated_stages_agree_with_the_interpreter(items, P, Q, kind, rule, se
     args = {"P": float(P)}
     for i, values in enumerate(items):
         args.update({f"{x}{i}": v for x, v in zip(ITEM_PARAMS, values)})
-    _compare(program, alg, ev, PROFILES[profile], mapping, args)
+    compare_point(program, alg, ev, PROFILES[profile], mapping, args)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -245,7 +226,7 @@ def test_errors_and_small_cases_agree(name, args, mapping):
     mapping = as_mapping(mapping)
     alg = ERRORS.program.algorithms[name]
     ev = compile_algorithm(ERRORS.program, name, PROFILES["metropolis"], mapping=mapping)
-    _compare(ERRORS.program, alg, ev, PROFILES["metropolis"], mapping, args)
+    compare_point(ERRORS.program, alg, ev, PROFILES["metropolis"], mapping, args)
     # the batch path gives the same answers point by point
     if "P" in args and args["P"] == 8 and all(math.isfinite(v) for v in args.values()):
         try:
@@ -381,4 +362,4 @@ algorithm mixed(P: int >= 1, m: bytes) over map: mapping =
     big = schedgen._REC_CAP + 100
     for P in (big, big, 64, big, 64):
         args = {"P": float(P), "m": 1000.0}
-        _compare(mod.program, alg, ev, PROFILES["metropolis"], mapping, args)
+        compare_point(mod.program, alg, ev, PROFILES["metropolis"], mapping, args)
