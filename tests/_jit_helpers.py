@@ -94,3 +94,33 @@ def compare_point(program, alg, ev, profile, mapping, args):
     else:
         assert not isinstance(got, TlopError), (args, got, want)
         assert agree(got, want), (args, got, want)
+
+
+def interrupt_until_it_stops(source: str):
+    """Run ``python -c source`` (which prints "ready" just before it enters a long native
+    evaluation and exits 3 on KeyboardInterrupt) and send SIGINT until it reacts: a handshake, not
+    a sleep — a SIGINT that arrives before a native point starts counts as already seen there, so
+    the signal is repeated (each one after the first finds the native loop running), within a
+    bound a loaded machine cannot reach by accident.  Returns (stdout, stderr, returncode)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out, err, proc.returncode

@@ -17,6 +17,8 @@ import time
 import numpy as np
 import pytest
 
+from _jit_helpers import interrupt_until_it_stops
+
 import tlop
 from tlop.backends.interp import MAX_TERMS
 from tlop.runtime.diagnostics import TlopError
@@ -106,28 +108,10 @@ LONG = textwrap.dedent('''
 
 
 def test_ctrl_c_stops_a_long_native_evaluation():
-    proc = subprocess.Popen([sys.executable, "-c", LONG], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        # a handshake, not a sleep: the child reports "ready" just before it enters native code,
-        # and a SIGINT that arrives before a native point starts counts as already seen there;
-        # so the signal is repeated until the child reacts (each one after the first finds the
-        # native loop running), within a bound that a loaded machine cannot reach by accident
-        # (uninterrupted: about 100,000 stages of 2^20 sends)
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-        out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    # uninterrupted: 100,000 points of 4,096 ranks x 1,000 stages
+    out, err, returncode = interrupt_until_it_stops(LONG)
     assert "finished" not in out, "the evaluation ended before the signal: make it longer"
-    assert proc.returncode == 3, (out, err)
+    assert returncode == 3, (out, err)
     assert "interrupted after" in out
 
 

@@ -19,11 +19,7 @@ point):
 * Ctrl-C stops a long native dataflow evaluation (a subprocess, bounded).
 """
 
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -35,7 +31,7 @@ from tlop.backends.jit import compile_algorithm
 from tlop.backends.jit.codegen import param_infos
 from tlop.runtime.diagnostics import TlopError
 
-from _jit_helpers import agree, compare_point, interp_point
+from _jit_helpers import agree, compare_point, interp_point, interrupt_until_it_stops
 from conftest import synthetic_profile
 
 _GRID = [0.0, 1024.0, 65536.0, 1e9]
@@ -290,24 +286,7 @@ LONG = textwrap.dedent('''
 def test_ctrl_c_stops_a_long_native_dataflow_evaluation():
     import os
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    proc = subprocess.Popen([sys.executable, "-c", LONG % here], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        # repeated until the child reacts (a signal before the native point starts counts as seen)
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-        out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    out, err, returncode = interrupt_until_it_stops(LONG % os.path.dirname(os.path.abspath(__file__)))
     assert "finished" not in out, "the evaluation ended before the signal: make it longer"
-    assert proc.returncode == 3, (out, err)
+    assert returncode == 3, (out, err)
     assert "interrupted after" in out
