@@ -1016,10 +1016,14 @@ class CodeGen(ExprFunctor):
     def gen_Xmit(self, e, env, conc):
         return self.fail()
 
-    def stages(self):
-        """The stage code generator (:mod:`tlop.backends.jit.schedgen`), made on first use."""
+    def require_mapping(self):
+        """Schedule code needs the kind of its process mapping: else :class:`NotCompilable`."""
         if self.mapping_kind is None:
             raise NotCompilable("a schedule needs the kind of its process mapping to be compiled", self.alg.span)
+
+    def stages(self):
+        """The stage code generator (:mod:`tlop.backends.jit.schedgen`), made on first use."""
+        self.require_mapping()
         if self._stagegen is None:
             from tlop.backends.jit.schedgen import StageGen
 

@@ -72,8 +72,9 @@ def _source_hash() -> str:
     if _SOURCE_HASH is None:
         h = hashlib.sha256()
         here = Path(__file__).parent
-        for name in ("codegen.py", "schedgen.py", "dataflowgen.py", "schedreduce.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
-            h.update((here / name).read_bytes())
+        # every module of this package (the code generators are split over several) and the budget
+        for path in sorted(here.glob("*.py")) + [here.parent / "budget.py"]:
+            h.update(path.read_bytes())
         for path in sorted((here.parent.parent / "ir" / "taulop").glob("*.py")):  # the schedule semantics
             h.update(path.read_bytes())
         _SOURCE_HASH = h.hexdigest()
