@@ -128,24 +128,16 @@ class NativeLoops(MappingCode):
         """``for i in start .. stop`` (i64, inclusive): ``body(i)``, while no Ctrl-C (and, given
         the i1 alloca ``err``, no error); polls for Ctrl-C."""
         b = self.b
-        i = self.var(I64, start, f"{name}_i")
-        head = b.append_basic_block(f"{name}_head")
-        blk = b.append_basic_block(f"{name}_body")
-        done = b.append_basic_block(f"{name}_done")
-        b.branch(head)
-        b.position_at_end(head)
-        iv = b.load(i)
-        halt = b.load(self.cg.stop) if err is None else b.or_(b.load(self.cg.stop), b.load(err))
-        b.cbranch(b.and_(b.icmp_signed("<=", iv, stop), b.not_(halt)), blk, done)
-        b.position_at_end(blk)
-        body(iv)
-        self.cg.poll()
-        b.store(b.add(b.load(i), _c(1)), i)
-        b.branch(head)
-        b.position_at_end(done)
+        if err is None:
+            self._counted(start, stop, body, name, lambda: b.load(self.cg.stop), True)
+        else:
+            self._counted(start, stop, body, name, lambda: b.or_(b.load(self.cg.stop), b.load(err)), True)
 
     def plain_loop(self, start, stop, body, name="dfp"):
         """A counted loop without polling or early exit (O(P) set-up and reductions)."""
+        self._counted(start, stop, body, name, None, False)
+
+    def _counted(self, start, stop, body, name, halt, poll):
         b = self.b
         i = self.var(I64, start, f"{name}_i")
         head = b.append_basic_block(f"{name}_head")
@@ -154,9 +146,12 @@ class NativeLoops(MappingCode):
         b.branch(head)
         b.position_at_end(head)
         iv = b.load(i)
-        b.cbranch(b.icmp_signed("<=", iv, stop), blk, done)
+        go = b.icmp_signed("<=", iv, stop)
+        b.cbranch(go if halt is None else b.and_(go, b.not_(halt())), blk, done)
         b.position_at_end(blk)
         body(iv)
+        if poll:
+            self.cg.poll()
         b.store(b.add(b.load(i), _c(1)), i)
         b.branch(head)
         b.position_at_end(done)
