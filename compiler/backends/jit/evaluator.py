@@ -1,10 +1,10 @@
 """Compiled evaluators: what ``compile_algorithm`` returns, and how code is found or built.
 
 What it does: :func:`compile_algorithm` binds an algorithm to a profile
-(:class:`tlop.backends.jit.tables.ProfileLayout`), computes the cache key (IR, profile structure,
-llvmlite/LLVM versions, triple, CPU, the JIT's own source), and gets native code from, in
-order, the process (an object is loaded into the engine once), the on-disk cache, or the code
-generator.  The resulting :class:`Evaluator`:
+(:class:`tlop.backends.jit.tables.ProfileLayout`); the native code of each specialisation comes
+from :mod:`tlop.backends.jit.codestore` (the cache key — IR, profile structure, llvmlite/LLVM
+versions, triple, CPU, the JIT's own source — and, in order, the process, the on-disk cache or
+the code generator).  The resulting :class:`Evaluator`:
 
 * ``ev(P=16, m=1024)`` — a scalar call.  The evaluator is a ``functools.partial`` of the
   native CPython wrapper of :mod:`tlop.backends.jit.pywrap`; anything that wrapper does not handle
@@ -28,15 +28,11 @@ What it does not do: simplify the IR (pass a simplified program) or parse ``.tlo
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import hashlib
 import math
 import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
@@ -48,158 +44,17 @@ from tlop.runtime.diagnostics import Diagnostic, TlopError
 from tlop.backends.interp import Interpreter
 from tlop.backends.nonfinite import nonfinite_error
 
-from tlop.backends.jit import cache as _cache
-from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, CodeGen, check_compilable, param_infos
-from tlop.backends.jit.engine import engine
+from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, check_compilable, param_infos
+from tlop.backends.jit.codestore import (_LOADED, CompileStats, _closed_kind, _Code, _obtain,  # noqa: F401
+                                         _program_repr, closed_variant, is_cached)  # (old home of some: re-exported)
 from tlop.backends.jit.pywrap import NativeCall
 from tlop.backends.jit.tables import ProfileLayout
 from tlop.lower.schedules import lower_schedule
 
 __all__ = ["compile_algorithm", "Evaluator", "CompileStats", "is_cached"]
 
-_BATCH_T = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_LOADED: dict = {}  # cache key -> {symbol: address}
-_LOAD_LOCK = threading.Lock()
-_SOURCE_HASH: Optional[str] = None
 _POOL: Optional[ThreadPoolExecutor] = None
 _MIN_CHUNK = 20000  # points per thread below which threads do not pay
-
-
-def _source_hash() -> str:
-    """A digest of the JIT's own code, so a changed code generator never reuses stale objects."""
-    global _SOURCE_HASH
-    if _SOURCE_HASH is None:
-        h = hashlib.sha256()
-        here = Path(__file__).parent
-        for name in ("codegen.py", "schedgen.py", "dataflowgen.py", "schedreduce.py", "configdata.py", "interrupt.py", "../budget.py", "tables.py", "pywrap.py", "evaluator.py", "engine.py"):
-            h.update((here / name).read_bytes())
-        for path in sorted((here.parent.parent / "ir" / "taulop").glob("*.py")):  # the schedule semantics
-            h.update(path.read_bytes())
-        _SOURCE_HASH = h.hexdigest()
-    return _SOURCE_HASH
-
-
-class CompileStats:
-    """How the code of an evaluator was obtained: ``source`` is ``"process"``, ``"disk"`` or
-    ``"compiled"``; ``seconds`` the time it took."""
-
-    def __init__(self, source: str, seconds: float, key: str):
-        self.source, self.seconds, self.key = source, seconds, key
-
-    def __repr__(self) -> str:
-        return f"<CompileStats {self.source} {self.seconds * 1e3:.2f} ms>"
-
-
-class _Code:
-    """Native code for one channel specialisation of one algorithm on one profile layout
-    (``mask == 0``), or one batch loop specialised for the arguments of ``mask`` being
-    scalars (``mask != 0``, no scalar entry points; see :meth:`Evaluator.batch`)."""
-
-    def __init__(self, key: str, sym: str, addrs: dict, stats: CompileStats, llvm_ir: Optional[str],
-                 mask: int = 0):
-        self.key, self.sym, self.addrs, self.stats, self.llvm_ir = key, sym, addrs, stats, llvm_ir
-        self.batch = _BATCH_T(addrs[f"{sym}_batch"])
-        self.variants: dict = {}  # scalar mask -> _Code
-
-
-def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
-    """Everything of ``program`` the code of ``alg`` depends on: channels, tables, scalars,
-    transmissions, the model (which gives schedules their meaning) and the channels' placement
-    and contention (which decide a send's channel and group)."""
-    return repr((program.channels, sorted(program.tables.items()), sorted(program.scalars.items()),
-                 sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
-
-
-def _closed_kind(program: tir.Program, kind: Optional[str]) -> Optional[str]:
-    """The mapping kind closed forms are derived for: none in a dataflow model (LogGP, pLogP,
-    LogGPH: the closed forms are τ-Lop's; the dataflow program is compiled as it is)."""
-    from tlop.backends.dataflow_names import DATAFLOW_MODELS
-
-    return None if program.model in DATAFLOW_MODELS else kind
-
-
-def closed_variant(program: tir.Program, alg: tir.Algorithm, kind: Optional[str]):
-    """``(algorithm, q)``: the lowered algorithm this evaluator compiles
-    (:func:`tlop.lower.schedules.lower_schedule`): for a schedule under a sequential or
-    round-robin mapping with a closed form, ``if conditions then closed form else schedule`` and
-    the name of its ranks-per-node variable — a stage it covers costs a few table lookups, not an
-    enumeration; else ``(alg, None)`` (the reason is on the lowering, and in debug output)."""
-    low = lower_schedule(program, alg, _closed_kind(program, kind))
-    return low.algorithm, low.q
-
-
-def _code_key(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
-              closed_q=None, config_fields: tuple = ()) -> str:
-    """The cache key of one compiled specialisation."""
-    h = hashlib.sha256()
-    for part in ("tlop-jit-2", _source_hash(), engine().describe(), _program_repr(program, alg),
-                 layout.signature(), repr(sorted(combo.items())), f"scalars={mask}", f"mapping={mapping_kind}",
-                 f"closed={closed_q}", f"config={config_fields!r}"):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def is_cached(program: tir.Program, name: str, profile, mapping=None) -> bool:
-    """Whether :func:`compile_algorithm` would find the default specialisation of ``name`` for
-    ``profile`` and ``mapping`` already loaded or in the on-disk cache (no code is generated;
-    the closed form is derived, once per process, as compiling would).  False when the JIT
-    refuses the algorithm."""
-    from tlop.backends.jit.configdata import config_fields
-
-    alg = program.algorithms.get(name)
-    if alg is None:
-        return False
-    try:
-        check_compilable(alg, program)
-        if alg.over is not None:
-            from tlop.backends.binding import as_mapping
-
-            mapping = as_mapping(mapping)
-        else:
-            mapping = None
-        layout = ProfileLayout(program, profile, False)
-        kind = mapping.kind if mapping is not None else None
-        code_alg, closed_q = closed_variant(program, alg, kind)
-        fields = config_fields(alg) if mapping is not None else ()
-        combo = {i.name: int(i.default) if i.default is not None else 0 for i in param_infos(alg) if i.channel}
-        key = _code_key(program, code_alg, layout, combo, 0, kind, closed_q, fields)
-    except TlopError:
-        return False
-    return key in _LOADED or _cache.default_cache().has(key)
-
-
-def _obtain(program, alg, layout: ProfileLayout, combo: dict, mask: int = 0, mapping_kind=None,
-            closed_q=None, config_fields: tuple = ()) -> _Code:
-    t0 = time.perf_counter()
-    eng = engine()
-    key = _code_key(program, alg, layout, combo, mask, mapping_kind, closed_q, config_fields)
-    sym = "tlop_" + key[:24]
-    symbols = [f"{sym}_batch"]
-    with _LOAD_LOCK:
-        addrs = _LOADED.get(key)
-        if addrs is not None:
-            return _Code(key, sym, addrs, CompileStats("process", time.perf_counter() - t0, key), None, mask)
-        store = _cache.default_cache()
-        obj = store.get(key)
-        if obj is not None:
-            try:
-                addrs = eng.load_object(obj, tuple(symbols))
-            except ValueError:
-                store.invalidate(key)
-                addrs = None
-            if addrs is not None:
-                _LOADED[key] = addrs
-                return _Code(key, sym, addrs, CompileStats("disk", time.perf_counter() - t0, key), None, mask)
-        cg = CodeGen(program, alg, layout, combo, sym, scalar_mask=mask, mapping_kind=mapping_kind,
-                     closed_q=closed_q, config_fields=config_fields)
-        text = cg.build()
-        obj = eng.compile_ir(text, f"{alg.name}")
-        store.put(key, obj)
-        addrs = eng.load_object(obj, tuple(symbols))
-        _LOADED[key] = addrs
-        return _Code(key, sym, addrs, CompileStats("compiled", time.perf_counter() - t0, key), text, mask)
 
 
 def compile_algorithm(program: tir.Program, name: str, profile, *, specialize: bool = False,

@@ -5,7 +5,8 @@ is building, the code of one :class:`tlop.ir.Stage` (and of ``node(p)``), with t
 :mod:`tlop.backends.schedule` gives it (the interpreter is the oracle; the property tests check
 the two agree to 1e-12, errors included):
 
-1. **Enumeration** in native loops: ``par`` and ``seq`` are counted loops over their bindings
+1. **Enumeration** in native loops (:meth:`tlop.backends.jit.loopgen.NativeLoops.walk_stage`,
+   shared with the dataflow generator): ``par`` and ``seq`` are counted loops over their bindings
    (``where`` tested per binding, NaN true), each sequence carrying its phase counter — a send
    or computation is placed at its sequence's phase, which then advances; ``seq`` and blocks
    run their parts in order; a ``par`` continues after its longest binding; the items at the top
@@ -13,8 +14,8 @@ the two agree to 1e-12, errors included):
    whole numbers in 0 … P−1, sizes ≥ 0, weights positive and finite, costs ≥ 0, at most
    :data:`~tlop.backends.enumeration.MAX_ELEMENTS` elements); a failure is an evaluation error
    whose message the interpreter gives.
-2. **Grouping.**  The mapping (its kind is compiled in; Q, the node count and a layout's table
-   are run-time data, see :data:`MAP_WORDS`) gives each end's node; a send within a node takes
+2. **Grouping.**  The mapping (:mod:`tlop.backends.jit.mapgen`: its kind is compiled in; Q, the
+   node count and a layout's table are run-time data, see :data:`~tlop.backends.jit.mapgen.MAP_WORDS`) gives each end's node; a send within a node takes
    the platform's ``within node`` channel, any other its ``between nodes`` channel, and joins the
    contention groups (phase, channel, key) its channel's ``contention`` key names — the one table
    of :mod:`tlop.ir.taulop.contention`, applied to LLVM values; a computation is its own group per (phase, rank).  A
@@ -42,9 +43,9 @@ the whole evaluation of a point, grown by the stages that need more and freed wh
 function returns; a failed allocation is an evaluation error.  Loops poll for Ctrl-C
 (:mod:`tlop.backends.jit.interrupt`).
 
-What it does not do: price schedules in LogGP/pLogP/LogGPH (their dataflow meaning is compiled by
-:mod:`tlop.backends.jit.dataflowgen`, which uses this module's loops, rank checks and mapping
-helpers), detect stages that
+What it does not do: build loops, check ranks or read the mapping (:mod:`tlop.backends.jit.loopgen`
+and :mod:`tlop.backends.jit.mapgen`, shared with the dataflow generator), price schedules in
+LogGP/pLogP/LogGPH (their dataflow meaning is compiled by :mod:`tlop.backends.jit.dataflowgen`), detect stages that
 do not depend on a ``sum``'s index (the code generator's ``sum`` does), or report messages
 (the evaluator re-runs the interpreter on a failing point).
 """
@@ -57,20 +58,15 @@ from llvmlite import ir
 
 from tlop import ir as tir
 from tlop.backends.enumeration import MAX_ELEMENTS
-from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS
 from tlop.ir.taulop import key_of, schedule_channels
-from tlop.runtime.mapping import MAX_RANKS
 
+from tlop.backends.jit.loopgen import NativeLoops, three_way
+from tlop.backends.jit.mapgen import MAP_WORDS, MAPPING_KINDS  # noqa: F401 - their old home (re-exported)
 from tlop.backends.jit.schedreduce import _MEMBER, _MEMBER_BYTES, _RUN, _RUN_BYTES, StageReduction
-from tlop.backends.jit.tables import F64, I1, I32, I64, I8, _np_max
+from tlop.backends.jit.tables import F64, I1, I32, I64, I8
 
 __all__ = ["StageGen", "MAP_WORDS", "MAPPING_KINDS"]
 
-#: the mapping words after the profile's scalars: Q (NaN if not given), the node count M (NaN
-#: if not given), a layout's P and node count; a layout's rank → node table (doubles) is the
-#: table pointer after the profile's tables
-MAP_WORDS = 4
-MAPPING_KINDS = ("sequential", "round_robin", "layout")
 _PTR = I8.as_pointer()
 #: members recorded during the first enumeration of a stage: initial buffer, and the most kept
 #: (beyond it, a stage with groups of several sizes is enumerated a second time)
@@ -82,13 +78,6 @@ _NAN = ir.Constant(F64, math.nan)
 
 def _c(v: int):
     return ir.Constant(I64, v)
-
-
-def _declare(module: ir.Module, name: str, ret, args):
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, args), name)
-    return fn
 
 
 class _LlvmKeyOps:
@@ -108,14 +97,11 @@ class _State:
     """The allocas of one stage's code (created in the function's entry block)."""
 
 
-class StageGen(StageReduction):
+class StageGen(NativeLoops, StageReduction):
     """Emits stages and ``node(…)`` for one :class:`~tlop.backends.jit.codegen.CodeGen`."""
 
     def __init__(self, cg):
-        self.cg = cg
-        self.program = cg.program
-        self.module = cg.module
-        self.kind = cg.mapping_kind
+        super().__init__(cg)
         chans = self.program.channels
         within, between, problem = schedule_channels(self.program)
         self.channels_ok = problem is None
@@ -126,59 +112,10 @@ class StageGen(StageReduction):
             self.key_x = key_of(self.program, between[0])
         self.nch = len(chans)
         self.ncodes = self.nch + 1  # the channels, then computations
-        m = self.module
-        self.malloc = _declare(m, "malloc", _PTR, [I64])
-        self.calloc = _declare(m, "calloc", _PTR, [I64, I64])
-        self.realloc = _declare(m, "realloc", _PTR, [_PTR, I64])
-        self.free = _declare(m, "free", ir.VoidType(), [_PTR])
-        cmpty = ir.FunctionType(I32, [_PTR, _PTR])
-        self.qsort = _declare(m, "qsort", ir.VoidType(), [_PTR, I64, I64, cmpty.as_pointer()])
         self.cmp_runs = self._comparator("runs")
         self.cmp_members = self._comparator("members")
 
-    @property
-    def b(self) -> ir.IRBuilder:
-        return self.cg.b
-
     # ================================================================== small helpers
-    def alloca(self, ty, name=""):
-        b = self.b
-        with b.goto_block(self.cg.fn.entry_basic_block):
-            return b.alloca(ty, name=name)
-
-    def var(self, ty, init, name=""):
-        a = self.alloca(ty, name)
-        self.b.store(init, a)
-        return a
-
-    def intrinsic(self, name):
-        from tlop.backends.jit.codegen import _intrinsic
-
-        return _intrinsic(self.module, name)
-
-    def loop(self, start, stop, body, name="l"):
-        """``for i in start .. stop`` (i64, inclusive): ``body(i)``; polls for Ctrl-C."""
-        b = self.b
-        i = self.var(I64, start, f"{name}_i")
-        head = b.append_basic_block(f"{name}_head")
-        blk = b.append_basic_block(f"{name}_body")
-        done = b.append_basic_block(f"{name}_done")
-        b.branch(head)
-        b.position_at_end(head)
-        iv = b.load(i)
-        b.cbranch(b.and_(b.icmp_signed("<=", iv, stop), b.not_(b.load(self.cg.stop))), blk, done)
-        b.position_at_end(blk)
-        body(iv)
-        self.cg.poll()
-        b.store(b.add(b.load(i), _c(1)), i)
-        b.branch(head)
-        b.position_at_end(done)
-
-    def is_rank(self, r, P):
-        b = self.b
-        whole = b.fcmp_ordered("==", b.call(self.intrinsic("llvm.floor"), [r]), r)
-        return b.and_(whole, b.and_(b.fcmp_ordered(">=", r, _ZERO), b.fcmp_ordered("<", r, P)))
-
     def _comparator(self, which):
         name = f"{self.cg.sym}_cmp_{which}"
         fn = self.module.globals.get(name)
@@ -195,18 +132,7 @@ class StageGen(StageReduction):
             return b.load(b.gep(p, [_c(0), ir.Constant(I32, k)]))
 
         def emit(less, greater):
-            lt = b.append_basic_block("lt")
-            nx = b.append_basic_block("next")
-            gt = b.append_basic_block("gt")
-            b.cbranch(less, lt, nx)
-            b.position_at_end(lt)
-            b.ret(ir.Constant(I32, -1))
-            b.position_at_end(nx)
-            after = b.append_basic_block("after")
-            b.cbranch(greater, gt, after)
-            b.position_at_end(gt)
-            b.ret(ir.Constant(I32, 1))
-            b.position_at_end(after)
+            three_way(b, less, greater)
 
         px, py = field(x, 0), field(y, 0)
         emit(b.icmp_signed("<", px, py), b.icmp_signed(">", px, py))
@@ -217,99 +143,6 @@ class StageGen(StageReduction):
             emit(b.icmp_signed("<", ox, oy), b.icmp_signed(">", ox, oy))
         b.ret(ir.Constant(I32, 0))
         return fn
-
-    # ================================================================== the mapping
-    def _map_word(self, k):
-        cg = self.cg
-        lay = cg.layout
-        base = lay.grid_base + len(lay.tables)
-        b = self.b
-        return b.load(b.gep(cg.scal, [_c(base + k)]))
-
-    def mapping(self, P):
-        """``(divisor, node count)`` of the mapping for process count ``P`` (doubles)."""
-        b = self.b
-        ceil = self.intrinsic("llvm.ceil")
-        Q, M = self._map_word(0), self._map_word(1)
-        q_given = b.fcmp_ordered("ord", Q, Q)
-        if self.kind == "sequential":
-            d = b.select(q_given, Q, b.call(ceil, [b.fdiv(P, M)]))
-            return d, b.call(ceil, [b.fdiv(P, d)])
-        if self.kind == "round_robin":
-            n = b.select(q_given, _np_max(b, ir.Constant(F64, 1.0), b.call(ceil, [b.fdiv(P, Q)])), M)
-            return n, n
-        return None, self._map_word(3)
-
-    def ranks_per_node(self, P):
-        """Q of a closed form (:func:`tlop.backends.jit.evaluator.closed_variant`): a sequential
-        mapping's ranks per node, a round-robin mapping's Q when it was given (NaN when it gives
-        the node count: the closed form's conditions then fail and the schedule runs)."""
-        b = self.b
-        Q, M = self._map_word(0), self._map_word(1)
-        if self.kind == "sequential":
-            return b.select(b.fcmp_ordered("ord", Q, Q), Q, b.call(self.intrinsic("llvm.ceil"), [b.fdiv(P, M)]))
-        return Q
-
-    def node_of(self, p, d):
-        """The node of rank ``p`` (a checked double) as an i64."""
-        b = self.b
-        if self.kind == "sequential":
-            return b.fptosi(b.call(self.intrinsic("llvm.floor"), [b.fdiv(p, d)]), I64)
-        if self.kind == "round_robin":
-            return b.fptosi(b.frem(p, d), I64)
-        return b.fptosi(b.load(b.gep(self._node_table(), [b.fptosi(p, I64)])), I64)
-
-    def _node_table(self):
-        """A layout's rank → node table (loaded once, in the entry block)."""
-        cg = self.cg
-        return cg.at_entry(("node table",), lambda b: b.load(b.gep(cg.tabs, [_c(len(cg.layout.tables))])))
-
-    def ranks(self, env):
-        P = env.get(tir.RANKS)
-        if P is None or self.kind is None:
-            return None
-        return P
-
-    def placeable(self, P):
-        """``P`` is a process count the mapping places (the batch loop runs the cost function
-        even for points whose arguments failed, so the stage must not trust them)."""
-        b = self.b
-        ok = b.and_(b.fcmp_ordered(">=", P, ir.Constant(F64, 1.0)),
-                    b.fcmp_ordered("<=", P, ir.Constant(F64, float(MAX_RANKS))))
-        ok = b.and_(ok, b.fcmp_ordered("==", b.call(self.intrinsic("llvm.floor"), [P]), P))
-        if self.kind == "layout":
-            ok = b.and_(ok, b.fcmp_ordered("==", P, self._map_word(2)))
-        return ok
-
-    def gen_NodeOf(self, e, env, conc):
-        P = self.ranks(env)
-        if P is None:
-            return self.cg.fail()
-        from tlop.backends.jit.configdata import whole_number
-
-        cg = self.cg
-        b = self.b
-        r = cg.gen(e.rank, env, conc)
-        # branch-free: a rank outside 0 … P−1 (or a P the mapping cannot place) reads rank 0's
-        # node and flags an evaluation error; P's checks are made once when P is fixed for the
-        # evaluation (the algorithm's parameter, loaded in the entry block)
-        if isinstance(P, ir.Instruction) and P.parent is cg.fn.entry_basic_block:
-            def ranks(b_):
-                ok_ = self.placeable(P)
-                return ok_, b_.fptosi(b_.select(ok_, P, ir.Constant(F64, 1.0)), I64)
-            placed, Pi = cg.at_entry(("ranks", id(P)), ranks)
-        else:
-            placed = self.placeable(P)
-            Pi = b.fptosi(b.select(placed, P, ir.Constant(F64, 1.0)), I64)
-        whole = whole_number(r)
-        if whole is not None:
-            ok = b.and_(placed, b.icmp_unsigned("<", whole, Pi))
-        else:
-            ok = b.and_(placed, self.is_rank(r, P))
-        cg.check(b.not_(ok))
-        safe = b.select(ok, r, _ZERO)
-        d, _ = self.mapping(P)
-        return b.select(ok, b.sitofp(self.node_of(safe, d), F64), _NAN)
 
     # ================================================================== a stage
     def gen_Stage(self, e, env, conc):
@@ -439,71 +272,13 @@ class StageGen(StageReduction):
         return g
 
     def _null_is_error(self, ptr, s):
-        b = self.b
-        with b.if_then(b.icmp_unsigned("==", b.ptrtoint(ptr, I64), _c(0)), likely=False):
-            b.store(ir.Constant(I1, 1), s.err)
+        self.null_fails(ptr, s.err)
 
     # ------------------------------------------------------------------ enumeration
     def _enumerate(self, e, env, s):
-        for item in e.items:
-            self._run(item, env, _c(0), s)
-
-    def _run(self, item, env, ph, s):
-        cg, b = self.cg, self.b
-        if isinstance(item, tir.Send):
-            vals = [cg.gen(x, env, s.conc) for x in (item.src, item.dst, item.size, item.weight)]
-            self._send(ph, *vals, s)
-            return b.add(ph, _c(1))
-        if isinstance(item, tir.Compute):
-            r = cg.gen(item.rank, env, s.conc)
-            cost = cg.gen(item.cost, env, s.conc)
-            self._compute(ph, r, cost, s)
-            return b.add(ph, _c(1))
-        if isinstance(item, tir.Block):
-            for it in item.items:
-                ph = self._run(it, env, ph, s)
-            return ph
-        if isinstance(item, tir.Loop):
-            return self._loop(item, env, ph, s)
-        cg.fail()  # pragma: no cover - the verifier admits no other item (the interpreter names it)
-        return ph
-
-    def _loop(self, loop, env, ph, s):
-        cg, b = self.cg, self.b
-        lo = cg.gen(loop.lo, env, s.conc)
-        hi = cg.gen(loop.hi, env, s.conc)
-        fabs, floor, ceil = (self.intrinsic(n) for n in ("llvm.fabs", "llvm.floor", "llvm.ceil"))
-        lim = ir.Constant(F64, BOUND_LIMIT)
-        ok = b.and_(b.fcmp_ordered("<=", b.call(fabs, [lo]), lim), b.fcmp_ordered("<=", b.call(fabs, [hi]), lim))
-        span = b.fsub(b.call(floor, [hi]), b.call(ceil, [lo]))
-        ok = b.and_(ok, b.fcmp_ordered("<", span, ir.Constant(F64, float(MAX_TERMS))))
-        acc = self.var(I64, ph, f"{loop.kind}_ph")
-        with b.if_else(ok) as (then, otherwise):
-            with otherwise:
-                b.store(ir.Constant(I1, 1), s.err)
-            with then:
-                start = b.fptosi(b.call(ceil, [lo]), I64)
-                stop = b.fptosi(b.call(floor, [hi]), I64)
-
-                def body(i):
-                    from tlop.backends.jit.codegen import _Env
-
-                    inner = _Env(env)
-                    inner[loop.var] = b.sitofp(i, F64)
-                    if isinstance(loop.where, tir.Num):
-                        keep = ir.Constant(I1, int(loop.where.value != 0))
-                    else:
-                        keep = cg._truth(cg.gen(loop.where, inner, s.conc))
-                    with b.if_then(b.and_(keep, b.not_(b.load(s.err)))):
-                        if loop.kind == "par":
-                            child = self._run(loop.body, inner, ph, s)
-                            cur = b.load(acc)
-                            b.store(b.select(b.icmp_signed(">", child, cur), child, cur), acc)
-                        else:
-                            b.store(self._run(loop.body, inner, b.load(acc), s), acc)
-
-                self.loop(start, stop, body, loop.kind)
-        return b.load(acc)
+        self.walk_stage(e, env, s.conc, s.err,
+                        lambda ph, src, dst, size, w, key: self._send(ph, src, dst, size, w, s),
+                        lambda ph, rank, cost, key: self._compute(ph, rank, cost, s), stop_on_error=False)
 
     def _place(self, s):
         """Count one element (at most MAX_ELEMENTS per stage)."""
@@ -516,9 +291,7 @@ class StageGen(StageReduction):
     def _send(self, ph, src, dst, size, w, s):
         b = self.b
         self._place(s)
-        ok = b.and_(self.is_rank(src, s.P), self.is_rank(dst, s.P))
-        ok = b.and_(ok, b.fcmp_ordered(">=", size, _ZERO))
-        ok = b.and_(ok, b.and_(b.fcmp_ordered(">", w, _ZERO), b.fcmp_ordered("<", w, _INF)))
+        ok = self.send_ok(src, dst, size, w, s.P)
         if not self.channels_ok:
             ok = ir.Constant(I1, 0)
         with b.if_else(ok) as (then, otherwise):
@@ -542,7 +315,7 @@ class StageGen(StageReduction):
     def _compute(self, ph, rank, cost, s):
         b = self.b
         self._place(s)
-        ok = b.and_(self.is_rank(rank, s.P), b.fcmp_ordered(">=", cost, _ZERO))
+        ok = self.compute_ok(rank, cost, s.P)
         with b.if_else(ok) as (then, otherwise):
             with otherwise:
                 b.store(ir.Constant(I1, 1), s.err)
