@@ -179,5 +179,7 @@ def nb(collective: str) -> LibraryAlgorithm:
                 f"MPIR_I{Coll}_intra_sched_* algorithm MPICH's default tree picks (collective=i{collective}), "
                 f"each the same messages as a blocking algorithm's schedule"),
         parts=_nb_parts(collective), candidate=False,
-        note=(f"not offered by tune: a written selection file replaces the i{collective} tree too, which "
-              f"tlop does not write; priced with MPICH's default i{collective} tree"))
+        note=(f"priced with MPICH's default i{collective} subtree, which a selection file tlop writes keeps "
+              f"(it changes the blocking collectives only) and sched_smp's hand-written sched_auto calls do not "
+              f"read; not offered by tune yet: its sched algorithms send the messages of blocking schedules it "
+              f"would tie with, and offering it changes every MPICH decision table"))
