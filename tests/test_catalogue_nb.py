@@ -72,12 +72,25 @@ def test_every_sched_algorithm_resolves(name):
     assert a.source.startswith("src/mpi/coll/i")
     if SCHED[name][1] is None:
         assert a.parts is not None and a.status.startswith("composite: ")
+    elif SCHED[name][1].startswith("coll/"):  # a schedule of its own (ibcast's scatter differs)
+        assert a.schedule == SCHED[name][1] and "MPII_Iscatter_for_bcast_sched" in a.source
     else:
         b = find("mpich", SCHED[name][0], SCHED[name][1])
         assert a.schedule == b.schedule and a.fixed == {**b.fixed, **SCHED[name][2]}
         assert b.source.split(": ")[-1] in a.source or "dissemination" in a.source
     with pytest.raises(KeyError):
         find("mpich", "ibcast", "MPIR_Ibcast_intra_tsp_tree")
+
+
+def test_the_nonblocking_bcast_scatter_by_hand():
+    """MPII_Iscatter_for_bcast_sched on 8 ranks, 7 bytes (blocks of 1): the root sends 3, 2, 1 bytes
+    to 4, 2, 1 and rank 4 sends 1 to 6 and 1 to 5, as the blocking scatter does; but rank 2 takes
+    curr_size = 7 − 2 = 5 and sends 5 − 1 = 4 bytes to rank 3 (the blocking one: 1), and rank 6
+    holds 1 byte, not more than its own block, so it sends nothing to 7."""
+    sent = traffic("coll/bcast:mpich_ibinomial_scatter", 8, 7, {}, token=False)
+    assert sent == {(0, 4): (3, 1), (0, 2): (2, 1), (0, 1): (1, 1), (4, 6): (1, 1), (4, 5): (1, 1), (2, 3): (4, 1)}
+    blocking = traffic("coll/bcast:binomial_scatter", 8, 7, {}, token=False)
+    assert blocking == {**sent, (2, 3): (1, 1)}
 
 
 def _pricer(mapping):
@@ -225,7 +238,14 @@ def _size(coll: str) -> int:
 #: each sched algorithm at P = 3 (P = 4 where MPICH runs it only on a power of two)
 FORCED = [pytest.param(name, 4 if find("mpich", "i" + SCHED[name][0], name).pow2_only
                        or name.endswith("scatter_recursive_doubling_allgather") else 3, id=name)
-          for name in sorted(SCHED) if SCHED[name][1] is not None]
+          for name in sorted(SCHED) if SCHED[name][1] is not None] + [
+    # P = 5, 6 where the library's handling of P not a power of two is not P = 3's (m = 4096: the
+    # reduce-scatter-based ones are exact when 2^⌊log2 P⌋ divides m), and the nonblocking scatter of
+    # ibcast at P = 8 (its non-root ranks send more than the blocking one's)
+    pytest.param("MPIR_Iallreduce_intra_sched_reduce_scatter_allgather", 6, id="iallreduce-rsag-P6"),
+    pytest.param("MPIR_Ireduce_intra_sched_reduce_scatter_gather", 5, id="ireduce-rsg-P5"),
+    pytest.param("MPIR_Ibcast_intra_sched_scatter_ring_allgather", 5, id="ibcast-sra-P5"),
+    pytest.param("MPIR_Ibcast_intra_sched_scatter_recursive_doubling_allgather", 8, id="ibcast-srdag-P8")]
 
 
 @pytest.mark.mpi

@@ -54,8 +54,9 @@ def _smp_reduce(P, m):
 
 
 #: ``MPIR_I…`` function -> (blocking collective, blocking catalogue name, parameters, the sched
-#: function's file, the blocking function's file: function) — the same messages; or, for the
-#: sched_smp ones, (collective, None, parts, file, what it does)
+#: function's file, the blocking function's file: function) — the same messages; or a schedule of
+#: its own ("coll/<collective>:<name>") where the messages differ; or, for the sched_smp ones,
+#: (collective, None, parts, file, what it does)
 SCHED = {
     "MPIR_Ibarrier_intra_sched_recursive_doubling": (
         "barrier", "k_dissemination", {"k": 2}, "ibarrier/ibarrier_intra_sched_recursive_doubling.c",
@@ -65,16 +66,18 @@ SCHED = {
         "bcast", "binomial", {}, "ibcast/ibcast_intra_sched_binomial.c",
         "bcast/bcast_intra_binomial.c: MPIR_Bcast_intra_binomial: receive from rank − mask at the lowest set bit, "
         "then send to rank + mask for the lower masks, largest first"),
+    # not the blocking ones' messages: MPII_Iscatter_for_bcast_sched (ibcast_utils.c) sends more
+    # than MPII_Scatter_for_bcast from ranks other than the root (see the schedules)
     "MPIR_Ibcast_intra_sched_scatter_recursive_doubling_allgather": (
-        "bcast", "scatter_recursive_doubling_allgather", {},
+        "bcast", "coll/bcast:mpich_isched_scatter_recursive_doubling_allgather", {},
         "ibcast/ibcast_intra_sched_scatter_recursive_doubling_allgather.c",
-        "bcast/bcast_intra_scatter_recursive_doubling_allgather.c: "
-        "MPIR_Bcast_intra_scatter_recursive_doubling_allgather: the binomial scatter (MPII_Iscatter_for_bcast_sched "
-        "/ MPII_Scatter_for_bcast), then recursive doubling of the scattered pieces"),
+        "ibcast/ibcast_utils.c: MPII_Iscatter_for_bcast_sched, then the recursive doubling of "
+        "bcast/bcast_intra_scatter_recursive_doubling_allgather.c: MPIR_Bcast_intra_scatter_recursive_doubling_allgather"),
     "MPIR_Ibcast_intra_sched_scatter_ring_allgather": (
-        "bcast", "scatter_ring_allgather", {}, "ibcast/ibcast_intra_sched_scatter_ring_allgather.c",
-        "bcast/bcast_intra_scatter_ring_allgather.c: MPIR_Bcast_intra_scatter_ring_allgather: the binomial "
-        "scatter, then P − 1 ring steps of one piece each"),
+        "bcast", "coll/bcast:mpich_isched_scatter_ring_allgather", {},
+        "ibcast/ibcast_intra_sched_scatter_ring_allgather.c",
+        "ibcast/ibcast_utils.c: MPII_Iscatter_for_bcast_sched, then the ring of "
+        "bcast/bcast_intra_scatter_ring_allgather.c: MPIR_Bcast_intra_scatter_ring_allgather"),
     "MPIR_Ibcast_intra_sched_smp": (
         "bcast", None, _smp_bcast, "ibcast/ibcast_intra_sched_smp.c",
         "an ibcast among the node leaders (node_roots_comm), then one on every node (node_comm), each "
@@ -86,7 +89,9 @@ SCHED = {
     "MPIR_Ireduce_intra_sched_reduce_scatter_gather": (
         "reduce", "reduce_scatter_gather", {}, "ireduce/ireduce_intra_sched_reduce_scatter_gather.c",
         "reduce/reduce_intra_reduce_scatter_gather.c: MPIR_Reduce_intra_reduce_scatter_gather: the fold of the "
-        "ranks beyond 2^⌊log2 P⌋, recursive halving, then the binomial gather to the root"),
+        "ranks beyond 2^⌊log2 P⌋, recursive halving, then the binomial gather to the root — when P' = "
+        "2^⌊log2 P⌋ divides the count, the schedule's own condition; otherwise the sched version's blocks are "
+        "⌊count/P'⌋ with the last one the rest (cnts[]) and the blocking one's differ, both priced as halves"),
     "MPIR_Ireduce_intra_sched_smp": (
         "reduce", None, _smp_reduce, "ireduce/ireduce_intra_sched_smp.c",
         "an ireduce to the leader on every node but the root's, one among the leaders, then one on the "
@@ -98,7 +103,9 @@ SCHED = {
     "MPIR_Iallreduce_intra_sched_reduce_scatter_allgather": (
         "allreduce", "reduce_scatter_allgather", {}, "iallreduce/iallreduce_intra_sched_reduce_scatter_allgather.c",
         "allreduce/allreduce_intra_reduce_scatter_allgather.c: MPIR_Allreduce_intra_reduce_scatter_allgather: "
-        "the fold, recursive halving, recursive doubling, the unfold"),
+        "the fold, recursive halving, recursive doubling, the unfold — when P' = 2^⌊log2 P⌋ divides the count, "
+        "the schedule's own condition; otherwise the sched version's blocks are ⌊count/P'⌋ with the last one "
+        "the rest (cnts[]) and the blocking one's differ, both priced as halves"),
     "MPIR_Iallgather_intra_sched_recursive_doubling": (
         "allgather", "recursive_doubling", {}, "iallgather/iallgather_intra_sched_recursive_doubling.c",
         "allgather/allgather_intra_recursive_doubling.c: MPIR_Allgather_intra_recursive_doubling"),
@@ -154,6 +161,10 @@ def find(name: str) -> LibraryAlgorithm:
     if blocking is None:
         return LibraryAlgorithm("mpich", "i" + coll, short, name, None, f"{_SRC}/{path}: {fn}",
                                 status=f"composite: {cites}", parts=what, candidate=False)
+    if blocking.startswith("coll/"):  # a schedule of its own
+        return LibraryAlgorithm("mpich", "i" + coll, short, name, blocking,
+                                f"{_SRC}/{path}: {fn}; {_SRC}/{cites}", fixed=dict(what),
+                                pow2_only=short.endswith("recursive_doubling_allgather"), candidate=False)
     b = find_blocking("mpich", coll, blocking)
     return LibraryAlgorithm("mpich", "i" + coll, short, name, b.schedule,
                             f"{_SRC}/{path}: {fn}; the same messages as {_SRC}/{cites}",
