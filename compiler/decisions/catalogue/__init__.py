@@ -77,6 +77,8 @@ class LibraryAlgorithm:
     # library does not run it there); priced by tlop.decisions.composite
     parts: Optional[object] = field(default=None, compare=False)
     candidate: bool = True          # tune may name it in a file (False: priced as a default only)
+    one_per_node: bool = False      # the library runs it only with one rank per node (NCCL's PAT):
+                                    # not priced (inf) on a mapping that puts two ranks on a node
 
     @property
     def priceable(self) -> bool:
