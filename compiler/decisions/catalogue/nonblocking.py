@@ -191,10 +191,10 @@ def nb(collective: str) -> LibraryAlgorithm:
         "mpich", collective, "nb", f"MPIR_{Coll}_allcomm_nb", None,
         f"{_SRC}/{collective}/{collective}_allcomm_nb.c: MPIR_{Coll}_allcomm_nb",
         status=(f"composite: MPI_I{collective} then a wait; its messages are those of the "
-                f"MPIR_I{Coll}_intra_sched_* algorithm MPICH's default tree picks (collective=i{collective}), "
-                f"each the same messages as a blocking algorithm's schedule"),
+                f"MPIR_I{collective}_intra_sched_* algorithm MPICH's default tree picks (collective=i{collective}), "
+                f"each priced as a schedule of stdlib/coll (a blocking algorithm's where the messages are the same)"),
         parts=_nb_parts(collective), candidate=False,
         note=(f"priced with MPICH's default i{collective} subtree, which a selection file tlop writes keeps "
               f"(it changes the blocking collectives only) and sched_smp's hand-written sched_auto calls do not "
-              f"read; not offered by tune yet: its sched algorithms send the messages of blocking schedules it "
-              f"would tie with, and offering it changes every MPICH decision table"))
+              f"read; not offered by tune (yet): offering it would change every MPICH decision table, where "
+              f"it mostly ties with the blocking algorithm whose messages it sends"))
