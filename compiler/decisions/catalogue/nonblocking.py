@@ -18,9 +18,9 @@ count < 2^⌊log2 P⌋, else reduce_scatter_gather), so they are priced with tha
 
 Each ``sched`` algorithm listed here sends, message for message (source, destination, bytes),
 what the blocking algorithm named beside it sends (both functions cited), checked against MPICH's
-transport trace with the nonblocking algorithm forced (tests/test_catalogue_nb.py: P = 3, 4 for
-each, 5, 6 and 8 for the ones whose handling of P differs; while writing this, every one at P = 5
-and 6 or 8).  The exceptions have schedules of their own: ibcast's two scatter-allgather
+transport trace with the nonblocking algorithm forced (tests/test_catalogue_nb.py: P = 3, or 4
+where MPICH runs it on a power of two only, and P = 5, 6 for two; while writing this, every one
+at P = 5 and 6, or 8, with m not a multiple of P).  The exceptions have schedules of their own: ibcast's two scatter-allgather
 algorithms, whose scatter (``MPII_Iscatter_for_bcast_sched``) sends more than the blocking one
 (stdlib/coll/bcast.tlop ``mpich_ibinomial_scatter``).  What differs is when: a schedule posts
 every send and receive of a step at once and waits (``MPIR_SCHED_BARRIER``) where the blocking
