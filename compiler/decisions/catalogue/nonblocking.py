@@ -20,7 +20,9 @@ Each ``sched`` algorithm listed here sends, message for message (source, destina
 what the blocking algorithm named beside it sends (both functions cited), checked against MPICH's
 transport trace with the nonblocking algorithm forced (tests/test_catalogue_nb.py: P = 3, or 4
 where MPICH runs it on a power of two only, and P = 5, 6 for two; while writing this, every one
-at P = 5 and 6, or 8, with m not a multiple of P).  The exceptions have schedules of their own: ibcast's two scatter-allgather
+at P = 5 and 6, or 8, with m = 3, 1000 or 7, 4099 B: all equal except ireduce's
+reduce_scatter_gather and iallreduce's reduce_scatter_allgather where 2^⌊log2 P⌋ does not divide m —
+their blocks are not the blocking ones', and the shared schedule's halves are exact for neither).  The exceptions have schedules of their own: ibcast's two scatter-allgather
 algorithms, whose scatter (``MPII_Iscatter_for_bcast_sched``) sends more than the blocking one
 (stdlib/coll/bcast.tlop ``mpich_ibinomial_scatter``).  What differs is when: a schedule posts
 every send and receive of a step at once and waits (``MPIR_SCHED_BARRIER``) where the blocking
