@@ -1,8 +1,9 @@
 """NCCL's algorithms (stdlib/nccl, catalogue/nccl.py) and ``tlop tune --library nccl``: the model
 against NCCL's own numbers by hand (src/graph/tuning.cc constants), the table's winners against
 an exhaustive pricing and against the written CSV, NVIDIA's example tuner plugin (compiled, no
-GPU needed) reading the CSV and answering the table's algorithm and protocol, the printed table
-as a golden file, the catalogue listing NCCL, and the refusals."""
+GPU needed) reading the CSV and answering the table's algorithm and protocol (PAT too, with one
+GPU per node), the printed table as a golden file, the catalogue listing NCCL, and the refusals.
+No GPU is used: NCCL itself is never run."""
 
 from __future__ import annotations
 
@@ -66,6 +67,29 @@ def test_tree_allreduce_and_one_node():
         pytest.approx(t, rel=1e-12)
 
 
+def test_pat_is_nccls_formula_and_runs_only_with_one_gpu_per_node():
+    """PAT allgather on 8 GPUs, one per node (tuning.cc l. 337, l. 429-434, l. 653): 8.0 + log2i(8)
+    · 14/3.5 + 8 · 2.8 µs, and NCCL's nBytes = 8m at the off-node β over 0.75; the reduce-scatter
+    alike.  Simple only (the schedule's ``where``), and on two GPUs per node the catalogue's
+    pricer refuses it (ncclPatEnable)."""
+    from tlop.backends.binding import as_mapping
+    from tlop.decisions.catalogue import find
+    from tlop.decisions.selection import Pricer
+
+    m = 4096
+    want = (8.0 + 3 * 14.0 / 3.5 + 8 * 2.8) * US + 8 * m * _beta("gpu_off_node") / 0.75
+    for name in ("pat_allgather", "pat_reduce_scatter"):
+        assert float(M[name].evaluate(PROFILE, P=8, m=m, mapping="sequential(1)")) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(Exception, match="where proto == 2"):
+        M["pat_allgather"].evaluate(PROFILE, P=8, m=m, proto=1, mapping="sequential(1)")
+    pat = find("nccl", "allgather", "pat")
+    assert pat.one_per_node and pat.searched == {"proto": (2,)}
+    ms = np.array([float(m)])
+    assert Pricer(load_profile(PROFILE), as_mapping("sequential(1)"), "taulop").price(pat, 8, ms, {"proto": 2})[0] == \
+        pytest.approx(want, rel=1e-12)
+    assert np.isinf(Pricer(load_profile(PROFILE), as_mapping("sequential(2)"), "taulop").price(pat, 8, ms, {"proto": 2})[0])
+
+
 def test_nccl_orders_rings_by_topology_so_only_the_node_count_matters():
     """round_robin(4) and sequential(4) put 16 ranks on the same 4 nodes: NCCL's ring visits each
     node's GPUs in a row either way, so the cost is the same; on one node it differs."""
@@ -88,30 +112,39 @@ def test_the_compiled_model_agrees_with_the_interpreter():
                 got = ev(P=np.full(4, float(P)), m=ms, proto=np.full(4, float(proto)))
                 want = [float(M[name].evaluate(PROFILE, P=P, m=m, proto=proto, mapping=MAPPING)) for m in ms]
                 assert np.allclose(got, want, rtol=1e-12, atol=0), (name, P, proto)
+    for name in ("pat_allgather", "pat_reduce_scatter"):  # Simple only, one GPU per node
+        ev = M[name].compile(PROFILE, mapping=as_mapping("sequential(1)"))
+        for P in (2, 6, 16):
+            got = ev(P=np.full(4, float(P)), m=ms, proto=np.full(4, 2.0))
+            want = [float(M[name].evaluate(PROFILE, P=P, m=m, mapping="sequential(1)")) for m in ms]
+            assert np.allclose(got, want, rtol=1e-12, atol=0), (name, P)
 
 
 # --- tune: the table, its winners and the CSV -------------------------------------------------
 
-def _tuned(collectives, Ps, ms):
+def _tuned(collectives, Ps, ms, mapping=MAPPING):
     from tlop.backends.binding import as_mapping
 
-    return tune(list(collectives), ["nccl"], load_profile(PROFILE), as_mapping(MAPPING), "taulop", Ps, ms)
+    return tune(list(collectives), ["nccl"], load_profile(PROFILE), as_mapping(mapping), "taulop", Ps, ms)
 
 
-def test_each_cell_is_the_cheapest_algorithm_and_protocol():
+@pytest.mark.parametrize("mapping", [MAPPING, "sequential(1)"])
+def test_each_cell_is_the_cheapest_algorithm_and_protocol(mapping):
+    """Every algorithm × protocol NCCL considers, priced one by one; PAT (Simple only) only where
+    each GPU has a node of its own (``sequential(1)``: ncclPatEnable)."""
     Ps, ms = [4, 8, 32], [1024.0, 262144.0, 16 * 2.0 ** 20]
-    result = _tuned(NCCL_COLLECTIVES, Ps, ms)
+    result = _tuned(NCCL_COLLECTIVES, Ps, ms, mapping)
     assert set(result) == {("nccl", c) for c in NCCL_COLLECTIVES}
     for (_, coll), cells in result.items():
         for c in cells:
             every = {}
             for a in catalogue(coll, "nccl"):
-                if a.schedule is None:
+                if a.schedule is None or (a.one_per_node and mapping != "sequential(1)"):
                     continue
                 name = a.schedule.split(":")[1]
-                for proto in (0, 1, 2):
+                for proto in a.searched["proto"]:
                     every[(a.name, proto)] = float(M[name].evaluate(PROFILE, P=c.P, m=c.m, proto=proto,
-                                                                    mapping=MAPPING))
+                                                                    mapping=mapping))
             best = min(every, key=every.get)
             assert c.chosen is c.best and c.default is None
             assert (c.chosen.algorithm.name, c.chosen.params["proto"]) == best, (coll, c.P, c.m)
@@ -123,6 +156,9 @@ def test_each_cell_is_the_cheapest_algorithm_and_protocol():
     # the model picks different things across the grid (the test would not notice a constant answer)
     chosen = {(c.chosen.algorithm.name, c.chosen.params["proto"]) for c in result[("nccl", "allreduce")]}
     assert len(chosen) >= 3 and {a for a, _ in chosen} == {"ring", "tree"}
+    for coll in ("allgather", "reduce_scatter"):  # PAT wins somewhere exactly where it may run
+        names = {c.chosen.algorithm.name for c in result[("nccl", coll)]}
+        assert ("pat" in names) == (mapping == "sequential(1)") and "ring" in names, (coll, names)
 
 
 def _csv_rows(text):
@@ -189,6 +225,39 @@ def test_nvidias_example_plugin_answers_the_tables_algorithm_and_protocol(tmp_pa
         want = [(algo[c.chosen.algorithm.name], c.chosen.params["proto"], CHANNELS) for _, c in cells]
         assert got == want
         assert len({g[:2] for g in got}) >= 3   # several algorithm/protocol pairs were asked for
+
+
+def test_nvidias_example_plugin_answers_pat_with_one_gpu_per_node(tmp_path, monkeypatch):
+    """With one GPU per node the table picks PAT (NCCL_ALGO_PAT = 6, Simple) for small allgathers
+    and reduce-scatters and ring for large ones; the CSV names it and the example plugin, compiled
+    and fed the CSV, answers it (no GPU here: the plugin's answer is checked, not NCCL running PAT)."""
+    from test_decisions_files import _DRIVER
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the example NCCL tuner plugin")
+    src = Path(__file__).parent / "data" / "nccl_tuner_example"
+    (tmp_path / "driver.c").write_text(_DRIVER)
+    subprocess.run([cc, "-w", "-I", str(src), "-I", str(src / "nccl"), "-o", str(tmp_path / "driver"),
+                    str(tmp_path / "driver.c")], check=True, capture_output=True)
+    conf = tmp_path / "nccl.csv"
+    assert main(["tune", "P=8,16", "m=1KiB..64MiB:x8", "--collective", "allgather,reduce_scatter", "--library",
+                 "nccl", "--profile", PROFILE, "--mapping", "sequential(1)", "--nccl", str(conf)]) == 0
+    assert ",pat,simple," in conf.read_text()
+    monkeypatch.setenv("NCCL_TUNER_CONFIG_FILE", str(conf))
+    ms = [1024.0 * 8 ** i for i in range(6)]
+    result = _tuned(["allgather", "reduce_scatter"], [8, 16], ms, "sequential(1)")
+    func = {"allgather": 2, "reduce_scatter": 3}   # ncclFunc_t (nccl/tuner.h)
+    algo = {"ring": 1, "pat": 6}                   # NCCL_ALGO_RING, NCCL_ALGO_PAT
+    for P in (8, 16):
+        cells = [(coll, c) for (_, coll), cs in result.items() for c in cs if c.P == P]
+        queries = "".join(f"{func[coll]} {compared_size('nccl', coll, P, c.m)}\n" for coll, c in cells)
+        got = subprocess.run([str(tmp_path / "driver"), str(P), str(P)], input=queries,
+                             capture_output=True, text=True, check=True).stdout.split()
+        got = [tuple(int(x) for x in got[i:i + 3]) for i in range(0, len(got), 3)]
+        want = [(algo[c.chosen.algorithm.name], c.chosen.params["proto"], CHANNELS) for _, c in cells]
+        assert got == want
+        assert (6, 2, CHANNELS) in got and any(g[0] == 1 for g in got)
 
 
 def test_tune_nccl_table_golden(tmp_path, capsys, golden):

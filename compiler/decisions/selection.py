@@ -173,10 +173,14 @@ class Pricer:
     def price(self, alg: LibraryAlgorithm, P: int, ms: np.ndarray, params: dict, searched: bool = False) -> np.ndarray:
         """Costs (s) of ``alg`` at P ranks for every m of ``ms`` with ``params``; inf where the
         schedule refuses the point (its ``where`` clause, e.g. a segment larger than m) and, when
-        ``searched``, where ``params``' segment cuts m into more than :func:`segment_cap` allows.
+        ``searched``, where ``params``' segment cuts m into more than :func:`segment_cap` allows;
+        inf everywhere for a ``one_per_node`` algorithm unless the mapping puts each rank on a node
+        of its own.
         Compiled (the JIT agrees with the interpreter to 1e-12) when it can be, else interpreted."""
         from tlop.backends.binding import binder_for
 
+        if alg.one_per_node and (self.mapping is None or self.mapping.nodes(P) != P):
+            return np.full(len(np.asarray(ms)), np.inf)  # the library does not run it here
         if alg.schedule is None and alg.parts is not None:
             from tlop.decisions.composite import price as price_composite
 

@@ -8,7 +8,8 @@ function), the stdlib schedule (``"coll/<collective>:<algorithm>"``, model-neutr
 library fixes and the parameters it takes per call (segment size ``seg``, radix or fan-out ``k``,
 with the values ``tune`` searches), the source file and function it follows, and its status
 (a schedule, a composite of the library's own decisions —
-:mod:`tlop.decisions.composite` — or why it cannot be one).  One module per collective (``bcast.py``, …) lists that
+:mod:`tlop.decisions.composite` — or why it cannot be one).  MPICH's ``nb`` algorithms and the
+nonblocking ``MPIR_I…`` algorithms they reach are in ``nonblocking.py``.  One module per collective (``bcast.py``, …) lists that
 collective's algorithms in :data:`ALGORITHMS`; :func:`catalogue` gathers them.  NCCL's algorithms
 (library ``"nccl"``: GPU collectives, priced on a GPU profile) are in ``nccl.py`` for every
 collective it has; :func:`catalogue` gives them when asked for ``library="nccl"``.
@@ -28,7 +29,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
-__all__ = ["LibraryAlgorithm", "Part", "COLLECTIVES", "LIBRARIES", "ALL_LIBRARIES", "catalogue", "find", "nb_status"]
+__all__ = ["LibraryAlgorithm", "Part", "COLLECTIVES", "LIBRARIES", "ALL_LIBRARIES", "catalogue", "find"]
 
 #: the collectives tlop decides for, in the order tables list them
 COLLECTIVES = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
@@ -76,6 +77,8 @@ class LibraryAlgorithm:
     # library does not run it there); priced by tlop.decisions.composite
     parts: Optional[object] = field(default=None, compare=False)
     candidate: bool = True          # tune may name it in a file (False: priced as a default only)
+    one_per_node: bool = False      # the library runs it only with one rank per node (NCCL's PAT):
+                                    # not priced (inf) on a mapping that puts two ranks on a node
 
     @property
     def priceable(self) -> bool:
@@ -85,21 +88,6 @@ class LibraryAlgorithm:
     @property
     def key(self) -> str:
         return f"{self.library}:{self.collective}:{self.name}"
-
-
-def nb_status(collective: str) -> str:
-    """The status of MPICH's ``nb`` algorithm of ``collective`` (``MPIR_<Coll>_allcomm_nb``: the
-    nonblocking call, then a wait).  Its messages are those of the ``MPI_I<coll>`` algorithm MPICH's
-    selection picks, and that selection is fixed and known: the same compiled-in tree holds a
-    ``collective=i<coll>`` subtree (maint/tuning/coll/mpir/generic.json; e.g. ibarrier →
-    ``MPIR_Ibarrier_intra_sched_recursive_doubling``), which :mod:`tlop.decisions.mpich_defaults`
-    walks like the blocking ones.  So ``nb`` is a composite over that decision — not written, because
-    the ``MPIR_I<coll>_intra_sched_*``/``_tsp_*`` algorithms it reaches are separate implementations
-    whose messages have no schedules yet."""
-    return (f"not written: runs MPI_I{collective} and waits; MPICH's default I{collective} selection is fixed "
-            f"and known (the compiled-in tree's collective=i{collective} subtree), so this is a composite over "
-            f"that decision once the MPIR_I{collective.capitalize()}_intra_sched_*/_tsp_* algorithms it reaches "
-            f"are written as schedules (separate implementations, not the blocking ones)")
 
 
 def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -> list:
@@ -122,7 +110,13 @@ def catalogue(collective: Optional[str] = None, library: Optional[str] = None) -
 
 
 def find(library: str, collective: str, name: str) -> LibraryAlgorithm:
-    """The algorithm ``name`` (or id) of ``library`` for ``collective``; KeyError if none."""
+    """The algorithm ``name`` (or id) of ``library`` for ``collective``; KeyError if none.  For
+    MPICH's nonblocking ``i<collective>`` (what its ``nb`` algorithms run), the ``MPIR_I…``
+    function's entry of :mod:`tlop.decisions.catalogue.nonblocking`."""
+    if library == "mpich" and collective.startswith("i") and collective[1:] in COLLECTIVES:
+        from tlop.decisions.catalogue.nonblocking import find as find_nonblocking
+
+        return find_nonblocking(name)
     for a in catalogue(collective, library):
         if a.name == name or a.id == name or str(a.id) == str(name):
             return a

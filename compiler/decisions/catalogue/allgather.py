@@ -9,7 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 from tlop.decisions.catalogue import Part
 
 
@@ -77,7 +77,5 @@ ALGORITHMS = [
       searched={"k": (2, 3, 4, 8)}, mpich_params=("k={k}", "single_phase_recv=0"),
       note="k = MPIR_CVAR_ALLGATHER_RECEXCH_KVAL (default 2) when forced by the CVAR; sends the "
            "library posts early (single_phase_recv false) are stages in the schedule"),
-    A("mpich", "allgather", "nb", "MPIR_Allgather_allcomm_nb", None,
-      _M + "allgather_allcomm_nb.c: MPIR_Allgather_allcomm_nb",
-      status=_nb_status("allgather")),
+    _nb("allgather"),
 ]

@@ -9,7 +9,8 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part, nb_status as _nb_status
+from . import LibraryAlgorithm, Part
+from .nonblocking import nb as _nb
 
 _CVARS = "MPICH v5.0.1 src/mpi/coll/cvars.txt"
 
@@ -93,6 +94,5 @@ ALGORITHMS = [
        parts=_mpich_smp, candidate=False, constraint="some node holds two ranks",
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
-    _m("nb", None, "allreduce_allcomm_nb.c", "MPIR_Allreduce_allcomm_nb",
-       status=_nb_status("allreduce")),
+    _nb("allreduce"),
 ]

@@ -11,7 +11,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 
 _O = "ompi/mca/coll/base/coll_base_alltoall.c: "
 _M = "src/mpi/coll/alltoall/"
@@ -55,7 +55,5 @@ ALGORITHMS = [
       _M + "alltoall_intra_scattered.c: MPIR_Alltoall_intra_scattered",
       fixed={"k": 32}, constraint="not MPI_IN_PLACE",
       note="k = MPIR_CVAR_ALLTOALL_THROTTLE (default 32, 0 = P), a CVAR, not a JSON parameter"),
-    A("mpich", "alltoall", "nb", "MPIR_Alltoall_allcomm_nb", None,
-      _M + "alltoall_allcomm_nb.c: MPIR_Alltoall_allcomm_nb",
-      status=_nb_status("alltoall")),
+    _nb("alltoall"),
 ]

@@ -9,7 +9,8 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part, nb_status as _nb_status
+from . import LibraryAlgorithm, Part
+from .nonblocking import nb as _nb
 
 
 def _mpich_smp(P, m):
@@ -55,6 +56,5 @@ ALGORITHMS = [
        note="MPICH's default for a parent communicator; not offered by tune: in a written selection "
             "file the sub-communicators' calls walk the file's tree, which tlop does not follow (it "
             "prices them with MPICH's default tree)"),
-    _m("nb", None, "barrier_allcomm_nb.c", "MPIR_Barrier_allcomm_nb",
-       status=_nb_status("barrier")),
+    _nb("barrier"),
 ]

@@ -8,7 +8,8 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part, nb_status as _nb_status
+from . import LibraryAlgorithm, Part
+from .nonblocking import nb as _nb
 
 #: MPICH's defaults of MPIR_CVAR_BCAST_SHORT_MSG_SIZE, _LONG_MSG_SIZE, _MIN_PROCS (src/mpi/coll/cvars.txt, v5.0.1)
 _SHORT, _LONG, _MIN_PROCS = 12288, 524288, 8
@@ -90,6 +91,5 @@ ALGORITHMS = [
        parts=_mpich_smp, candidate=False, constraint="some node holds two ranks",
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
-    _m("nb", None, "bcast_allcomm_nb.c", "MPIR_Bcast_allcomm_nb",
-       status=_nb_status("bcast")),
+    _nb("bcast"),
 ]

@@ -9,7 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 
 _O = "ompi/mca/coll/base/coll_base_gather.c: "
 
@@ -30,7 +30,5 @@ ALGORITHMS = [
     A("mpich", "gather", "binomial", "MPIR_Gather_intra_binomial", "coll/gather:binomial",
       "src/mpi/coll/gather/gather_intra_binomial.c: MPIR_Gather_intra_binomial",
       note="the same messages as Open MPI's binomial"),
-    A("mpich", "gather", "nb", "MPIR_Gather_allcomm_nb", None,
-      "src/mpi/coll/gather/gather_allcomm_nb.c: MPIR_Gather_allcomm_nb",
-      status=_nb_status("gather")),
+    _nb("gather"),
 ]

@@ -11,7 +11,9 @@ GPU path, not NCCL's per-channel rate (stdlib/nccl/model.tlop), and the tuner CS
 :data:`CHANNELS` — every channel the communicator has (see :mod:`tlop.decisions.write`).
 
 Which algorithms tuning.cc considers per collective (l. 293-304): bcast and reduce ring only;
-allgather and reduce_scatter ring, PAT, NVLS, CollNet Direct; allreduce every one but PAT.  The
+allgather and reduce_scatter ring, PAT, NVLS, CollNet Direct; allreduce every one but PAT.  PAT
+(Simple only) runs only with one GPU per node: its entries are ``one_per_node`` (priced only on
+such a mapping).  The
 ``name`` of each entry is the example tuner plugin's (``parseAlgorithm``, plugin.c).
 
 What it does not do: price, choose or write files.
@@ -43,9 +45,12 @@ _COLLNET = ("not expressible: CollNet runs the reduction in the network switches
 _NVLS = ("not expressible: NVLink SHARP — multicast and reduction inside the NVSwitch (Hopper and "
          "later; nvlsEfficiency is 0 before Hopper, tuning.cc l. 139-144); the profile's GPU paths "
          "carry no switch reduction")
-_PAT = ("not written: PAT (RunWorkColl<…, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE> of src/device/all_gather.h "
-        "and reduce_scatter.h, PatAGAlgorithm / PatRSAlgorithm) runs only with one GPU per node "
-        "(ncclPatEnable, tuning.cc l. 215-223) and Simple; its schedule is not written yet")
+_PAT = dict(searched={"proto": (2,)}, one_per_node=True, constraint="one GPU per node, Simple",
+            note="ncclPatEnable (tuning.cc l. 215-223): one GPU per node (nNodes == nRanks), compute "
+                 "capability >= 6.0, host network devices; Simple only (l. 302-304).  Priced by NCCL's "
+                 "formula (latency 8 + log2i(N)·14/3.5 + 2.8·P µs, bus bandwidth × 0.75, no algorithm-"
+                 "bandwidth conversion); the steps of PatAGAlgorithm/PatRSAlgorithm are not modelled, as "
+                 "NCCL's own model does not")
 
 
 def _a(coll, name, schedule, fn, **kw):
@@ -64,12 +69,14 @@ ALGORITHMS = [
     _a("bcast", "ring", "ring_bcast", "src/device/broadcast.h: runRing; " + _SRC, searched=_PROTO),
     _a("reduce", "ring", "ring_reduce", "src/device/reduce.h: runRing; " + _SRC, searched=_PROTO),
     _a("allgather", "ring", "ring_allgather", "src/device/all_gather.h: runRing; " + _SRC, searched=_PROTO),
-    _a("allgather", "pat", None, _SRC, status=_PAT),
+    _a("allgather", "pat", "pat_allgather", "src/device/all_gather.h: RunWorkColl<…, NCCL_ALGO_PAT, "
+       "NCCL_PROTO_SIMPLE> (PatAGAlgorithm, src/include/collectives.h); " + _SRC, **_PAT),
     _a("allgather", "nvls", None, _SRC, status=_NVLS),
     _a("allgather", "collnet_direct", None, _SRC, status=_COLLNET),
     _a("reduce_scatter", "ring", "ring_reduce_scatter", "src/device/reduce_scatter.h: runRing; " + _SRC,
        searched=_PROTO),
-    _a("reduce_scatter", "pat", None, _SRC, status=_PAT),
+    _a("reduce_scatter", "pat", "pat_reduce_scatter", "src/device/reduce_scatter.h: RunWorkColl<…, "
+       "NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE> (PatRSAlgorithm, src/include/collectives.h); " + _SRC, **_PAT),
     _a("reduce_scatter", "nvls", None, _SRC, status=_NVLS),
     _a("reduce_scatter", "collnet_direct", None, _SRC, status=_COLLNET),
 ]

@@ -8,7 +8,8 @@ What it does: lists them (:data:`ALGORITHMS`).  What it does not do: price, choo
 
 from __future__ import annotations
 
-from . import LibraryAlgorithm, Part, nb_status as _nb_status
+from . import LibraryAlgorithm, Part
+from .nonblocking import nb as _nb
 
 
 def _mpich_smp(P, m):
@@ -64,6 +65,5 @@ ALGORITHMS = [
        parts=_mpich_smp, candidate=False, constraint="commutative op (asserted); some node holds two ranks",
        note="not offered by tune: in a written selection file the sub-communicators' calls walk the "
             "file's tree, which tlop does not follow (it prices them with MPICH's default tree)"),
-    _m("nb", None, "reduce_allcomm_nb.c", "MPIR_Reduce_allcomm_nb",
-       status=_nb_status("reduce")),
+    _nb("reduce"),
 ]

@@ -12,7 +12,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 from tlop.decisions.catalogue import Part
 
 
@@ -59,7 +59,5 @@ ALGORITHMS = [
       "coll/reduce_scatter:recursive_halving",
       _M + "reduce_scatter_intra_recursive_halving.c: MPIR_Reduce_scatter_intra_recursive_halving",
       constraint="commutative operation"),
-    A("mpich", "reduce_scatter", "nb", "MPIR_Reduce_scatter_allcomm_nb", None,
-      _M + "reduce_scatter_allcomm_nb.c: MPIR_Reduce_scatter_allcomm_nb",
-      status=_nb_status("reduce_scatter")),
+    _nb("reduce_scatter"),
 ]

@@ -11,7 +11,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 from tlop.decisions.catalogue import Part
 
 _INT_MAX = 2 ** 31 - 1
@@ -67,7 +67,5 @@ ALGORITHMS = [
       "coll/reduce_scatter_block:recursive_halving",
       _M + "reduce_scatter_block_intra_recursive_halving.c: MPIR_Reduce_scatter_block_intra_recursive_halving",
       constraint="commutative operation", note="the same messages as Open MPI's recursive_halving"),
-    A("mpich", "reduce_scatter_block", "nb", "MPIR_Reduce_scatter_block_allcomm_nb", None,
-      _M + "reduce_scatter_block_allcomm_nb.c: MPIR_Reduce_scatter_block_allcomm_nb",
-      status=_nb_status("reduce_scatter_block")),
+    _nb("reduce_scatter_block"),
 ]

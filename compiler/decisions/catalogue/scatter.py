@@ -9,7 +9,7 @@ What it does not do: price or choose (``tlop tune``); the schedules themselves a
 from __future__ import annotations
 
 from tlop.decisions.catalogue import LibraryAlgorithm as A
-from tlop.decisions.catalogue import nb_status as _nb_status
+from tlop.decisions.catalogue.nonblocking import nb as _nb
 
 _O = "ompi/mca/coll/base/coll_base_scatter.c: "
 
@@ -28,7 +28,5 @@ ALGORITHMS = [
     A("mpich", "scatter", "binomial", "MPIR_Scatter_intra_binomial", "coll/scatter:binomial",
       "src/mpi/coll/scatter/scatter_intra_binomial.c: MPIR_Scatter_intra_binomial",
       note="the same messages as Open MPI's binomial"),
-    A("mpich", "scatter", "nb", "MPIR_Scatter_allcomm_nb", None,
-      "src/mpi/coll/scatter/scatter_allcomm_nb.c: MPIR_Scatter_allcomm_nb",
-      status=_nb_status("scatter")),
+    _nb("scatter"),
 ]
