@@ -36,7 +36,11 @@ What is decided at expansion time: channel identities, size orders and signs tha
 evaluation under specialised channel arguments).  Decided structure is folded away, so the
 usual case — constant channels — gives small expressions: one sum per channel and one ``max``
 across channels, with a residual ``if`` only for orders and signs unknown until run time.  Only
-channels unknown at expansion time cost O(n²) terms per phase.
+channels unknown at expansion time cost O(n²) terms per phase.  Decisions are asked once per pair
+of structurally *distinct* channel (size) expressions, not per pair of items, and integer weights
+are summed in one pass, so a phase of n items of k distinct expressions costs O(n log n + k²):
+``T‖T‖…‖T`` is linear (issue 22 item 12; tests/test_parallel_chain.py checks that the result is
+the pairwise one).
 
 **One rule, two representations.**  The A2/A3 rule itself — each member's increment over its
 ≺-predecessor in its group, carried by the weights of the members from it on, summed within the
