@@ -36,7 +36,11 @@ What is decided at expansion time: channel identities, size orders and signs tha
 evaluation under specialised channel arguments).  Decided structure is folded away, so the
 usual case — constant channels — gives small expressions: one sum per channel and one ``max``
 across channels, with a residual ``if`` only for orders and signs unknown until run time.  Only
-channels unknown at expansion time cost O(n²) terms per phase.
+channels unknown at expansion time cost O(n²) terms per phase.  Decisions are asked once per pair
+of structurally *distinct* channel (size) expressions, not per pair of items, and integer weights
+are summed in one pass, so a phase of n items of k distinct expressions costs O(n log n + k²):
+``T‖T‖…‖T`` is linear (issue 22 item 12; tests/test_parallel_chain.py checks that the result is
+the pairwise one).
 
 **One rule, two representations.**  The A2/A3 rule itself — each member's increment over its
 ≺-predecessor in its group, carried by the weights of the members from it on, summed within the
@@ -57,6 +61,8 @@ evaluated (bound once by ``Let`` when ``share``), as the items of a composition 
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -129,6 +135,27 @@ def _plus(a: ir.Expr, b: ir.Expr) -> ir.Expr:
     return ir.Bin("+", a, b)
 
 
+def _integer_suffix_sums(ws: list) -> Optional[list]:
+    """``[w_j + w_{j+1} + … + w_n for each j]`` as :func:`_plus` folds it left to right, in
+    linear time, when every weight is a numeral with an integer value and the sums stay below
+    2⁵³ (then every partial sum is exact, in whatever order it is added); None otherwise (the
+    caller folds each sum itself).  The last member keeps its own numeral, as the fold does."""
+    total = 0
+    for w in ws:
+        if not isinstance(w, ir.Num) or not math.isfinite(w.value) or w.value != int(w.value):
+            return None
+        total += abs(int(w.value))
+    if total >= 2 ** 53:
+        return None
+    out = [ws[-1]] if ws else []
+    acc = float(ws[-1].value) if ws else 0.0
+    for w in reversed(ws[:-1]):
+        acc = float(w.value) + acc  # exact; a sum of zeros is −0 only when all are, either way
+        out.append(ir.Num(acc))
+    out.reverse()
+    return out
+
+
 def _sum(terms) -> ir.Expr:
     out = None
     for t in terms:
@@ -160,6 +187,10 @@ class _IRGroups:
         items = self.phase.items
         out = []
         for g in self.groups:
+            exact = _integer_suffix_sums([items[i].rw for i in g])
+            if exact is not None:
+                out.append(exact)
+                continue
             ws = []
             for j, i in enumerate(g):
                 w = items[i].rw
@@ -216,28 +247,59 @@ class _Phase:
         self.decide = decide
         self.zero_size_free = zero_size_free
         self.static = True
-        n = self.n
-        # same[i][j]: True/False when decided, else the residual condition (on references)
-        self.same = [[True] * n for _ in range(n)]
-        for i in range(n):
-            for j in range(i + 1, n):
-                a, b = items[i], items[j]
-                d = decide(ir.Bin("==", a.c, b.c))
-                self.same[i][j] = self.same[j][i] = d if d is not None else ir.Bin("==", a.rc, b.rc)
-        self._prec: dict = {}
+        # Items whose channel (size) expressions are structurally equal form one class: every
+        # decision about a pair of items is a decision about the pair of their classes (the
+        # decider answers equal conditions alike), so it is asked once per pair of classes —
+        # ``T‖T‖…‖T`` asks one question where it asked n².
+        self._cc, self._c_first, self._c_second, self._c_last = _classes([it.c for it in items])
+        self._mc = _classes([it.m for it in items])[0]
+        self._same_cls: dict = {}
+        self._prec_cls: dict = {}
+
+    def same(self, i: int, j: int):
+        """Items i and j are on one channel: True/False when decided, else the residual
+        condition (on references)."""
+        if i == j:
+            return True
+        lo, hi = (i, j) if i < j else (j, i)
+        key = (self._cc[lo], self._cc[hi])
+        try:
+            d = self._same_cls[key]
+        except KeyError:
+            d = self._same_cls[key] = self.decide(ir.Bin("==", self.items[lo].c, self.items[hi].c))
+        return d if d is not None else ir.Bin("==", self.items[lo].rc, self.items[hi].rc)
+
+    def _prec_decided(self, k: int, i: int) -> Optional[bool]:
+        """The decision of ``k ≺ i`` (None when unknown), asked once per pair of size classes
+        and operator."""
+        op = "<=" if k < i else "<"
+        key = (self._mc[k], self._mc[i], op)
+        try:
+            return self._prec_cls[key]
+        except KeyError:
+            out = self._prec_cls[key] = self.decide(ir.Bin(op, self.items[k].m, self.items[i].m))
+            return out
 
     def prec(self, k: int, i: int):
         """``k ≺ i``: True/False when decided, else the residual condition."""
-        key = (k, i)
-        if key not in self._prec:
-            op = "<=" if k < i else "<"
-            a, b = self.items[k], self.items[i]
-            d = self.decide(ir.Bin(op, a.m, b.m))
-            self._prec[key] = d if d is not None else ir.Bin(op, a.rm, b.rm)
-        return self._prec[key]
+        d = self._prec_decided(k, i)
+        if d is not None:
+            return d
+        return ir.Bin("<=" if k < i else "<", self.items[k].rm, self.items[i].rm)
 
     def _channel_static(self) -> bool:
-        return all(isinstance(self.same[i][j], bool) for i in range(self.n) for j in range(self.n))
+        """Every pair of items decided to share a channel or not (asked once per pair of classes
+        that has an item of the first before an item of the second)."""
+        first, second, last = self._c_first, self._c_second, self._c_last
+        for a in range(len(first)):
+            for b in range(len(first)):
+                if a == b:
+                    pair = (first[a], second[a]) if second[a] is not None else None
+                else:
+                    pair = (first[a], last[b]) if first[a] < last[b] else None
+                if pair is not None and not isinstance(self.same(*pair), bool):
+                    return False
+        return True
 
     def term(self, i: int, group: list) -> Optional[ir.Expr]:
         """Item i's contribution (None when it is decided to be zero).  ``group`` lists the
@@ -247,7 +309,7 @@ class _Phase:
         # prev_i = max(0, max{m_k : k ≺ i on i's channel})
         cands, residual = [], []
         for k in others:
-            s, p = self.same[i][k], self.prec(k, i)
+            s, p = self.same(i, k), self.prec(k, i)
             if s is False or p is False:
                 continue
             conds = [c for c in (s, p) if c is not True]
@@ -282,7 +344,7 @@ class _Phase:
         # W_i = w_i + Σ {w_k : same channel, not k ≺ i}
         w = it.rw
         for k in others:
-            s, p = self.same[i][k], self.prec(k, i)
+            s, p = self.same(i, k), self.prec(k, i)
             if s is False or p is True:
                 continue
             conds = [c for c in (s,) if c is not True] + ([ir.Not(p)] if p is not True and p is not False else [])
@@ -331,32 +393,70 @@ class _Phase:
         return best
 
     def _sorted(self, group: list) -> Optional[list]:
-        """``group`` in ≺ order when every comparison is decided, else None."""
-        ranks = {}
-        for i in group:
-            r = 0
-            for k in group:
-                if k == i:
+        """``group`` in ≺ order when every comparison is decided, else None.
+
+        An item's rank is the number of items ≺ it.  Counted per pair of size classes: from a
+        class A, an item i of class B gets ``lo·[A ≤ B] + hi·[A < B]`` with lo (hi) the items
+        of A before (after) i — each decision asked once per pair of classes, so a group of
+        items of one size costs linear time (the order among distinct sizes, one question per
+        pair of distinct size expressions)."""
+        members: dict = {}  # size class -> its items in the group, by index
+        for i in sorted(group):
+            members.setdefault(self._mc[i], []).append(i)
+        ranks = dict.fromkeys(group, 0)
+        for b, bs in members.items():
+            for a, as_ in members.items():
+                if a == b:
+                    if len(bs) < 2:
+                        continue
+                    le = self._prec_decided(bs[0], bs[1])  # an item before i:  m <= m
+                    lt = self._prec_decided(bs[1], bs[0])  # an item after i:   m < m
+                    if not (isinstance(le, bool) and isinstance(lt, bool)):
+                        return None
+                    for pos, i in enumerate(bs):
+                        ranks[i] += pos * le + (len(bs) - 1 - pos) * lt
                     continue
-                p = self.prec(k, i)
-                if not isinstance(p, bool):
-                    return None
-                r += p
-            ranks[i] = r
+                le = lt = None
+                if as_[0] < bs[-1]:  # some item of A before some item of B
+                    le = self._prec_decided(as_[0], bs[-1])
+                    if not isinstance(le, bool):
+                        return None
+                if as_[-1] > bs[0]:  # some item of A after some item of B
+                    lt = self._prec_decided(as_[-1], bs[0])
+                    if not isinstance(lt, bool):
+                        return None
+                if le is not None and le == lt:
+                    for i in bs:
+                        ranks[i] += len(as_) * le
+                    continue
+                for i in bs:
+                    lo = bisect_left(as_, i)
+                    ranks[i] += (lo * le if lo else 0) + ((len(as_) - lo) * lt if len(as_) - lo else 0)
         return sorted(group, key=lambda i: ranks[i])
 
     def expr(self) -> tuple:
         """(phase cost expression, term bindings to share) of this phase."""
         n = self.n
         if self._channel_static():
+            # item i joins the first group whose first item is decided to share its channel; the
+            # answer depends on the two items' classes only, so each class scans each group once
             groups: list = []
+            joined: dict = {}   # class -> the group its items join
+            scanned: dict = {}  # class -> how many groups are known not to be its group
             for i in range(n):
-                for g in groups:
-                    if self.same[g[0]][i] is True:
-                        g.append(i)
-                        break
-                else:
+                c = self._cc[i]
+                gi = joined.get(c)
+                if gi is None:
+                    for g in range(scanned.get(c, 0), len(groups)):
+                        if self.same(groups[g][0], i) is True:
+                            gi = joined[c] = g
+                            break
+                    else:
+                        scanned[c] = len(groups)
+                if gi is None:
                     groups.append([i])
+                else:
+                    groups[gi].append(i)
             orders = [self._sorted(g) for g in groups]
             if all(o is not None for o in orders):
                 return reduce_groups(_IRGroups(self, orders)), ()  # the rule, decided
@@ -388,13 +488,32 @@ class _Phase:
             for j in everyone:
                 if refs[j] is None:
                     continue
-                s = self.same[i][j]
+                s = self.same(i, j)
                 if s is True:
                     parts.append(refs[j])
                 elif s is not False:
                     parts.append(ir.Cond(s, refs[j], _ZERO))
             per_item.append(_sum(parts))
         return ir.Fn("max", tuple(per_item)) if n > 1 else per_item[0], tuple(bindings)
+
+
+def _classes(exprs: list) -> tuple:
+    """(class of each expression, first, second and last index of each class): structurally
+    equal expressions share a class; with an unhashable expression every item is its own."""
+    ids: dict = {}
+    try:
+        cls = [ids.setdefault(e, len(ids)) for e in exprs]
+    except TypeError:
+        cls = list(range(len(exprs)))
+    k = max(cls) + 1 if cls else 0
+    first, second, last = [None] * k, [None] * k, [None] * k
+    for i, c in enumerate(cls):
+        if first[c] is None:
+            first[c] = i
+        elif second[c] is None:
+            second[c] = i
+        last[c] = i
+    return cls, first, second, last
 
 
 def _minus(a: ir.Expr, b: ir.Expr) -> ir.Expr:
