@@ -274,7 +274,7 @@ def test_mpich_nb_with_the_sched_algorithm_forced_sends_the_schedules_messages(m
 
 #: MPICH's own i<coll> selection (only nb forced), on this one node: a parent communicator, so
 #: ibcast/ireduce go through sched_smp to the node's own call
-DEFAULT = [("barrier", 3, [0]), ("bcast", 4, [10, 4096]), ("allreduce", 4, [10, 4096]),
+DEFAULT = [("barrier", 3, [0]), ("bcast", 4, [10, 4096]), ("reduce", 4, [10, 4096]), ("allreduce", 4, [10, 4096]),
            ("alltoall", 3, [10]), ("reduce_scatter_block", 4, [10])]
 
 
