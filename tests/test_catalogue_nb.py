@@ -93,6 +93,18 @@ def test_the_nonblocking_bcast_scatter_by_hand():
     assert blocking == {**sent, (2, 3): (1, 1)}
 
 
+def test_the_nonblocking_calls_sizes_are_csels():
+    """csel.c's sizes for MPIR_CSEL_COLL_TYPE__I<COLL> are the blocking call's, except that
+    ireduce_scatter_block's total omits the type size and ibcast has no count (get_count)."""
+    from tlop.decisions.library_size import mpich_sizes
+
+    assert mpich_sizes("iallreduce", 4, 1000) == mpich_sizes("allreduce", 4, 1000)
+    assert mpich_sizes("ialltoall", 4, 1000) == mpich_sizes("alltoall", 4, 1000)
+    assert mpich_sizes("ibcast", 4, 1000) == {"avg_msg_size": 1000, "total_msg_size": 4000}
+    assert mpich_sizes("ireduce_scatter_block", 4, 1000, dtype_size=8)["total_msg_size"] == 500
+    assert mpich_sizes("reduce_scatter_block", 4, 1000, dtype_size=8)["total_msg_size"] == 4000
+
+
 def _pricer(mapping):
     from tlop.backends.binding import as_mapping
     from tlop.decisions.selection import Pricer
@@ -262,7 +274,7 @@ def test_mpich_nb_with_the_sched_algorithm_forced_sends_the_schedules_messages(m
 
 #: MPICH's own i<coll> selection (only nb forced), on this one node: a parent communicator, so
 #: ibcast/ireduce go through sched_smp to the node's own call
-DEFAULT = [("barrier", 3, [0]), ("bcast", 4, [10, 4096]), ("allreduce", 4, [10, 4096]),
+DEFAULT = [("barrier", 3, [0]), ("bcast", 4, [10, 4096]), ("reduce", 4, [10, 4096]), ("allreduce", 4, [10, 4096]),
            ("alltoall", 3, [10]), ("reduce_scatter_block", 4, [10])]
 
 

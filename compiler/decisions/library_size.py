@@ -78,10 +78,12 @@ def mpich_sizes(collective: str, P: int, m: int, dtype_size: int = 1) -> dict:
     if collective.startswith("i") and collective[1:] in COLLECTIVES:
         # the nonblocking call: csel.c computes the same sizes for MPIR_CSEL_COLL_TYPE__I<COLL>
         # (get_avg_msgsize, get_count, get_total_msgsize), except that ireduce_scatter_block's
-        # total is recvcount · P without the type size
+        # total is recvcount · P without the type size and get_count has no IBCAST case
         out = mpich_sizes(collective[1:], P, m, dtype_size)
         if collective == "ireduce_scatter_block":
             out["total_msg_size"] = (int(m) // max(int(dtype_size), 1)) * int(P)
+        if collective == "ibcast":
+            out.pop("count", None)
         return out
     _check(collective)
     m, P, d = int(m), int(P), max(int(dtype_size), 1)
