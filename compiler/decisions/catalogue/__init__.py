@@ -114,9 +114,8 @@ def find(library: str, collective: str, name: str) -> LibraryAlgorithm:
     MPICH's nonblocking ``i<collective>`` (what its ``nb`` algorithms run), the ``MPIR_I…``
     function's entry of :mod:`tlop.decisions.catalogue.nonblocking`."""
     if library == "mpich" and collective.startswith("i") and collective[1:] in COLLECTIVES:
-        from tlop.decisions.catalogue.nonblocking import find as find_nonblocking
-
-        return find_nonblocking(name)
+        # imported by name, as the per-collective modules are (they import this package)
+        return importlib.import_module("tlop.decisions.catalogue.nonblocking").find(name)
     for a in catalogue(collective, library):
         if a.name == name or a.id == name or str(a.id) == str(name):
             return a
