@@ -231,3 +231,23 @@ def test_per_node_keys_change_only_multi_node_layouts(profile, tmp_path):
     per_node = own["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=fig8)
     literal = shared["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=fig8)
     assert per_node < literal
+
+
+PER_NODE = """import "kernels/platform.tlop"
+/// Fig. 8 at k = 80 with the kernels' per-node groups, by hand: p0–p2 on node 0, p3–p5 on node 1.
+/// Stage I: p1's and p4's shared-memory sends are on different nodes (two groups); p1's network
+/// send enters node 1, p4's node 0 (two groups).  Stage II: p1 → p4 (124) and p0 → p5 (97) enter
+/// node 1 together, p3 → p2 (35) enters node 0 alone.
+algorithm fig8_k80(b: bytes) = max(T[shm](134 * b), T[shm](116 * b)) + max(T[net](158 * b), T[net](104 * b))
+    + max(T[net](124 * b) || T[net](97 * b), T[net](35 * b))
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summa_iteration_80_with_per_node_groups_by_hand(profile, tmp_path):
+    path = tmp_path / "per_node.tlop"
+    path.write_text(PER_NODE)
+    want = tlop.load(str(path))["fig8_k80"].evaluate(profile, b=8192.0)
+    cfg = load_config("fig8").select_partition("summa")
+    got = tlop.load("kernels/summa")["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=cfg)
+    assert got == pytest.approx(want, rel=1e-12)
