@@ -9,7 +9,7 @@ and their ratio (1 → 0 over 0 → 1; 1.00 is a method that favours neither), w
 What it does not do: assert anything (timings depend on the machine and its load), or bind
 differently from validate's default (ranks bound to cores of their own).
 
-Usage: python bench/bench_validate_direction.py [--rounds 3] [--sizes 1KiB,64KiB]
+Usage: python bench/bench_validate_direction.py [--rounds 3] [--sizes 1KiB,64KiB] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes", default="1KiB,64KiB")
     ap.add_argument("--time-cap", default="1")
+    ap.add_argument("--keep", type=Path, help="keep every run's samples.jsonl under this folder (TIMING-ROOT-ROUND/)")
     a = ap.parse_args()
     from tlop.runtime.units import format_size, split_quantity, unit_factor
 
@@ -56,6 +57,9 @@ def main() -> int:
                            f"m={a.sizes}", f"root={root}", "--profile", "metropolis", "--out", str(out),
                            "--timing", timing, "--time-cap", a.time_cap, "--quiet"]
                     subprocess.run(cmd, check=True, capture_output=True)
+                    if a.keep:
+                        (a.keep / out.name).mkdir(parents=True, exist_ok=True)
+                        (a.keep / out.name / "samples.jsonl").write_bytes((out / "samples.jsonl").read_bytes())
                     loads.append(os.getloadavg()[0])
                     for m in sizes:
                         got.setdefault((timing, m, root), []).append(_median(out, m))

@@ -87,7 +87,8 @@ def main(argv=None) -> int:
     md = ["# SUMMA over M1–M16 per contention key (`python bench/summa_contention.py --markdown …`)",
           "", "`kernels/summa summa_banded`, N = {}, b = 8 KiB; cost, and cost / M2's.  `node/dst_node` is the"
           " kernels' platform (`kernels/platform.tlop`), `all` the literal reading of 000's 2-node example"
-          " (`kernels/platform_shared.tlop`).".format(a.N), ""]
+          " (`kernels/platform_shared.tlop`).  The costs are on the bundled profiles, not on the Fermi"
+          " platform of 000 §5 (its τ-Lop tables are not published).".format(a.N), ""]
     with tempfile.TemporaryDirectory() as tmp:
         for profile in a.profile or ("metropolis", "lusitania", "ciemat"):
             rows = curve(profile, a.N, names, Path(tmp))

@@ -12,6 +12,16 @@ from tlop.cli.main import main
 from tlop.runtime.configs import load_config
 
 GOLDEN = Path(__file__).parent / "golden" / "cli"
+
+
+def _shared(kernel, tmp):
+    """``kernels/<kernel>`` over kernels/platform_shared.tlop (``contention all``): 000's worked
+    example read literally — the kernels' own platform has per-node keys."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from summa_contention import kernel_module
+    return kernel_module(kernel, "all", tmp)
 PROFILES = ["metropolis", "lusitania", "ciemat", "localhost-example"]
 
 CASES = {
@@ -30,7 +40,7 @@ def test_golden_derivation(name, capsys, golden):
     golden(GOLDEN / f"{name}.txt", capsys.readouterr().out)
 
 
-HAND = """import "kernels/platform.tlop"
+HAND = """import "kernels/platform_shared.tlop"
 /// 000 eq. 8 + eq. 9, as printed
 algorithm eq8_9(b: bytes) = 2 || T[shm](116 * b) + T[shm](18 * b) + 2 || T[net](104 * b) + T[net](54 * b)
     + 3 || T[net](35 * b) + 2 || T[net](62 * b) + T[net](27 * b)
@@ -51,9 +61,12 @@ def hand(tmp_path_factory):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_summa_iteration_80_is_eq8_plus_eq9_and_its_a1_form_is_eq10(profile, hand, capsys):
+def test_summa_iteration_80_is_eq8_plus_eq9_and_its_a1_form_is_eq10(profile, hand, capsys, tmp_path):
+    """000's worked equations price the transfers of both nodes on one channel together: they are
+    the kernel over platform_shared.tlop (``all``)."""
     cfg = load_config("fig8").select_partition("summa")
-    step = tlop.load("kernels/summa")["summa_step"]
+    shared = _shared("summa", tmp_path)
+    step = shared["summa_step"]
     b = 8192.0
     got = step.evaluate(profile, P=6, k=80, b=b, mapping=cfg)
     assert got == pytest.approx(hand["eq8_9"].evaluate(profile, b=b), rel=1e-12)
@@ -65,7 +78,7 @@ def test_summa_iteration_80_is_eq8_plus_eq9_and_its_a1_form_is_eq10(profile, han
     import dataclasses
     from tlop import ir
 
-    m = tlop.load("kernels/summa")
+    m = shared
     alg = m["summa"].ir
     alg = dataclasses.replace(alg, body=focus(alg.body, "k", 80))
     prof = tlop.load_profile(profile)
@@ -100,9 +113,10 @@ def test_wave2d_iteration_is_eq14_of_the_borders(profile, tmp_path):
     src = tmp_path / "eq14.tlop"
     src.write_text('import "kernels/platform.tlop"\nalgorithm eq14(e: bytes) = ' + " || ".join(terms) + "\n")
     want = tlop.load(str(src))["eq14"].evaluate(profile, e=8.0)
-    got = tlop.load("kernels/wave2d")["wave2d_step"].evaluate(profile, P=8, e=8.0, mapping=cfg)
+    shared = _shared("wave2d", tmp_path / "k")      # 000's eq. 14: one group per channel (``all``)
+    got = shared["wave2d_step"].evaluate(profile, P=8, e=8.0, mapping=cfg)
     assert got == pytest.approx(want, rel=1e-12)
-    total = tlop.load("kernels/wave2d")["wave2d"].evaluate(profile, P=8, T=50, e=8.0, mapping=cfg)
+    total = shared["wave2d"].evaluate(profile, P=8, T=50, e=8.0, mapping=cfg)
     assert total == pytest.approx(50 * want, rel=1e-12)
     # HLogGP (000 §4.2 end): per process the sum of its messages, the largest process
     per = [" + ".join(f"T[{'shm' if node[i] == node[j] else 'net'}]({B[i, j]} * e)" for j in range(8) if B[i, j])
@@ -157,7 +171,10 @@ def test_summa_schedule_agrees_with_an_independent_computation(tmp_path_factory,
     node = tuple(int(v) for v in np.random.default_rng(seed).integers(0, M, P))
     part = column_partition(speeds, N, kernel="summa")
     cfg = Configuration(node=node, source="<random>", partition=part)
-    step = tlop.load("kernels/summa")["summa_step"]
+    # the independent computation composes every owner's sends with ‖ (one group per channel): the
+    # kernel over platform_shared.tlop (``all``); the per-node default is checked against it where
+    # the two keys must agree (one node) in test_per_node_keys_change_only_multi_node_layouts
+    step = _shared("summa", tmp_path_factory.mktemp("shared"))["summa_step"]
     src = ['import "kernels/platform.tlop"']
     ks = sorted({0, N // 2, N - 1})
     for k in ks:
@@ -197,3 +214,40 @@ def test_summa_schedule_agrees_with_an_independent_computation(tmp_path_factory,
         assert got == pytest.approx(hand[f"at{k}"].evaluate(profile, b=4096.0), rel=1e-12, abs=1e-15)
     got = tlop.load("kernels/summa")["summa_hloggp"].evaluate(profile, P=P, b=4096.0, mapping=cfg)
     assert got == pytest.approx(hand["hloggp"].evaluate(profile, b=4096.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("profile", ["metropolis", "ciemat"])
+def test_per_node_keys_change_only_multi_node_layouts(profile, tmp_path):
+    """The kernels' per-node keys and the literal ``all`` agree on one node (M1: every transfer in
+    one node's group either way); on Fig. 8 at k = 80 the per-node groups (eq. 8's two shared-memory
+    sends on different nodes no longer contend) cost less than eq. 8–9."""
+    shared = _shared("summa", tmp_path)
+    own = tlop.load("kernels/summa")
+    one = load_config("M1").select_partition("summa", 128)
+    args = dict(P=one.P, b=8192.0, mapping=one)
+    assert own["summa_banded"].evaluate(profile, **args) == pytest.approx(
+        shared["summa_banded"].evaluate(profile, **args), rel=1e-12)
+    fig8 = load_config("fig8").select_partition("summa")
+    per_node = own["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=fig8)
+    literal = shared["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=fig8)
+    assert per_node < literal
+
+
+PER_NODE = """import "kernels/platform.tlop"
+/// Fig. 8 at k = 80 with the kernels' per-node groups, by hand: p0–p2 on node 0, p3–p5 on node 1.
+/// Stage I: p1's and p4's shared-memory sends are on different nodes (two groups); p1's network
+/// send enters node 1, p4's node 0 (two groups).  Stage II: p1 → p4 (124) and p0 → p5 (97) enter
+/// node 1 together, p3 → p2 (35) enters node 0 alone.
+algorithm fig8_k80(b: bytes) = max(T[shm](134 * b), T[shm](116 * b)) + max(T[net](158 * b), T[net](104 * b))
+    + max(T[net](124 * b) || T[net](97 * b), T[net](35 * b))
+"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summa_iteration_80_with_per_node_groups_by_hand(profile, tmp_path):
+    path = tmp_path / "per_node.tlop"
+    path.write_text(PER_NODE)
+    want = tlop.load(str(path))["fig8_k80"].evaluate(profile, b=8192.0)
+    cfg = load_config("fig8").select_partition("summa")
+    got = tlop.load("kernels/summa")["summa_step"].evaluate(profile, P=6, k=80, b=8192.0, mapping=cfg)
+    assert got == pytest.approx(want, rel=1e-12)
