@@ -36,7 +36,7 @@ import z3
 
 from tlop import ir
 from tlop.analysis.rules.core import Rule, match, MatchContext, PVAR
-from tlop.analysis.smt import CostVar, Encoder, ModelAxioms, z3_value
+from tlop.analysis.smt import CostVar, Encoder, ModelAxioms, fresh_context, z3_value
 from tlop.analysis.solver_time import solver_timeout_ms
 
 __all__ = ["Outcome", "verify_rule", "condition_needed", "validate", "prove_relation", "Counterexample", "NUMBER_MODEL"]
@@ -522,6 +522,7 @@ def prove_relation(lhs: ir.Expr, rel: str, rhs: ir.Expr, program: Optional[ir.Pr
     if rel not in _RELS:
         from tlop.runtime.diagnostics import TlopError
         raise TlopError(f"unknown relation '{rel}'; use one of <=, <, >=, >, ==, !=")
+    fresh_context()  # the verdict and its time must not depend on the proofs run before
     last = None
     why = "the solver could not decide within the time"
     for mode in ("abstract", "bounded"):

@@ -106,7 +106,14 @@ def z3_value(v) -> float:
     return float(str(v))
 
 
-R = z3.RealSort()
+def fresh_context() -> None:
+    """Make the next Z3 terms live in a new main context.  Z3's search depends on the history of
+    the context it runs in (the order its terms were created): in one process the same claim
+    proved in ~5 s alone took 113 s after two other instances of it, and a CLI ``--for`` loop
+    turned it "unknown" at its timeout.  A proof started in a fresh context takes the same time
+    and gives the same verdict whatever ran before it (terms of earlier proofs keep their own
+    context alive; nothing here is shared between proofs)."""
+    z3.z3._main_ctx = None
 
 
 class Encoder(GroundFacts, ExprFunctor):
@@ -161,7 +168,7 @@ class Encoder(GroundFacts, ExprFunctor):
     def func(self, name: str, arity: int):
         key = (name, arity)
         if key not in self._funcs:
-            self._funcs[key] = z3.Function(self.prefix + name, *([R] * arity), R)
+            self._funcs[key] = z3.Function(self.prefix + name, *([z3.RealSort()] * arity), z3.RealSort())
         return self._funcs[key]
 
     def fresh(self, hint: str, integer=False):
