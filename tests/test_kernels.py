@@ -25,10 +25,11 @@ def _shared(kernel, tmp):
 PROFILES = ["metropolis", "lusitania", "ciemat", "localhost-example"]
 
 CASES = {
-    # 000 eq. 8, 9 and 10, derived from the SUMMA schedule on the configuration of Fig. 8
+    # the SUMMA schedule's derivation on the configuration of Fig. 8 with the kernels' per-node keys
+    # (000's eq. 8-10 are the platform_shared variant's: test_summa_iteration_80_is_eq8_plus_eq9…)
     "explain_summa_fig8_k80": ["explain", "kernels/summa", "summa", "b=8KiB", "--config", "fig8", "--at", "k=80",
                                "--unit", "b"],
-    # 000 eq. 13-14 on the configuration of Fig. 9 (sizes in doubles)
+    # 000 eq. 13 on the configuration of Fig. 9 (sizes in doubles); the iteration per node
     "explain_wave2d_fig9": ["explain", "kernels/wave2d", "wave2d_step", "e=8B", "--config", "fig9", "--derive",
                             "--unit", "e"],
 }
