@@ -157,6 +157,8 @@ def schedule_traffic(ref: str, values: dict, token: bool = False) -> dict:
     return {p: (nbytes[p], count[p]) for p in count}
 
 
+#: the rank script of every real-MPI message test (here and tests/test_catalogue_composite.py):
+#: ``coll.py COLL M [TRACE_DIR]`` runs one collective of M bytes per rank and checks its result
 COLL = """
 import os, sys
 coll, m = sys.argv[1], int(sys.argv[2])
@@ -170,21 +172,33 @@ r, P = c.Get_rank(), c.Get_size()
 if trace:  # MPICH's trace: mark where the collective starts (Open MPI counts the collective alone)
     c.Barrier()
     os.write(2, b"TLOP-BEGIN\\n")
-ok = True
-if coll == "bcast":
-    b = np.full(m, 7 if r == 0 else 0, dtype=np.uint8)
-    c.Bcast(b, root=0)
-    ok = (b == 7).all()
+if coll == "allreduce":
+    out = np.zeros(m, dtype=np.uint8)
+    c.Allreduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM)
+    ok = (out == P).all()
 elif coll == "reduce":
     out = np.zeros(m, dtype=np.uint8)
     c.Reduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM, root=0)
     ok = r != 0 or (out == P).all()
-elif coll == "allreduce":
+elif coll == "allgather":
+    out = np.zeros(P * m, dtype=np.uint8)
+    c.Allgather(np.full(m, r, dtype=np.uint8), out)
+    ok = (out.reshape(P, m) == np.arange(P, dtype=np.uint8)[:, None]).all()
+elif coll == "reduce_scatter_block":
     out = np.zeros(m, dtype=np.uint8)
-    c.Allreduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM)
+    c.Reduce_scatter_block(np.ones(P * m, dtype=np.uint8), out, op=MPI.SUM)
     ok = (out == P).all()
+elif coll == "reduce_scatter":
+    out = np.zeros(m, dtype=np.uint8)
+    c.Reduce_scatter(np.ones(P * m, dtype=np.uint8), out, recvcounts=[m] * P, op=MPI.SUM)
+    ok = (out == P).all()
+elif coll == "bcast":
+    b = np.full(m, 7 if r == 0 else 0, dtype=np.uint8)
+    c.Bcast(b, root=0)
+    ok = (b == 7).all()
 else:
     c.Barrier()
+    ok = True
 if trace:
     os.write(2, b"TLOP-END\\n" + (b"TLOP-CORRECT\\n" if ok else b"TLOP-WRONG\\n"))
 elif not ok:

@@ -22,6 +22,7 @@ from tlop.decisions.catalogue import COLLECTIVES, catalogue, find
 from tlop.decisions.composite import decision, openmpi_rule_decision, sub_communicators
 from tlop.decisions.rules import Rule
 from tlop.decisions.selection import Pricer
+from test_catalogue_a import COLL  # the one rank script of the real-MPI message tests
 
 PROFILE = "metropolis"
 OMPI = [("allreduce", "nonoverlapping"), ("allgather", "linear"), ("reduce_scatter", "non-overlapping"),
@@ -293,53 +294,6 @@ def composite_pairs(lib, coll, name, P, m, Q=None):
     return {k: (nbytes[k], count[k]) for k in count}
 
 
-SCRIPT = """
-import os, sys
-coll, m = sys.argv[1], int(sys.argv[2])
-trace = sys.argv[3] if len(sys.argv) > 3 else None
-if trace:
-    os.dup2(os.open(os.path.join(trace, "trace." + os.environ["PMI_RANK"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
-from mpi4py import MPI
-import numpy as np
-c = MPI.COMM_WORLD
-r, P = c.Get_rank(), c.Get_size()
-if trace:
-    c.Barrier()
-    os.write(2, b"TLOP-BEGIN\\n")
-if coll == "allreduce":
-    out = np.zeros(m, dtype=np.uint8)
-    c.Allreduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM)
-    ok = (out == P).all()
-elif coll == "reduce":
-    out = np.zeros(m, dtype=np.uint8)
-    c.Reduce(np.ones(m, dtype=np.uint8), out, op=MPI.SUM, root=0)
-    ok = r != 0 or (out == P).all()
-elif coll == "allgather":
-    out = np.zeros(P * m, dtype=np.uint8)
-    c.Allgather(np.full(m, r, dtype=np.uint8), out)
-    ok = (out.reshape(P, m) == np.arange(P, dtype=np.uint8)[:, None]).all()
-elif coll == "reduce_scatter_block":
-    out = np.zeros(m, dtype=np.uint8)
-    c.Reduce_scatter_block(np.ones(P * m, dtype=np.uint8), out, op=MPI.SUM)
-    ok = (out == P).all()
-elif coll == "reduce_scatter":
-    out = np.zeros(m, dtype=np.uint8)
-    c.Reduce_scatter(np.ones(P * m, dtype=np.uint8), out, recvcounts=[m] * P, op=MPI.SUM)
-    ok = (out == P).all()
-elif coll == "bcast":
-    b = np.full(m, 7 if r == 0 else 0, dtype=np.uint8)
-    c.Bcast(b, root=0)
-    ok = (b == 7).all()
-else:
-    c.Barrier()
-    ok = True
-if trace:
-    os.write(2, b"TLOP-END\\n" + (b"TLOP-CORRECT\\n" if ok else b"TLOP-WRONG\\n"))
-elif not ok:
-    sys.exit(3)
-"""
-
-
 @pytest.fixture(scope="module")
 def openmpi():
     pytest.importorskip("mpi4py")
@@ -364,7 +318,7 @@ def test_open_mpi_sends_the_messages_of_the_composite(openmpi, tmp_path, coll, n
 
     a = find("openmpi", coll, name)
     script = tmp_path / "coll.py"
-    script.write_text(SCRIPT)
+    script.write_text(COLL)
     env = dict(os.environ, **openmpi_env(openmpi), OMPI_MCA_coll_tuned_priority="100",
                OMPI_MCA_coll_tuned_use_dynamic_rules="1", OMPI_MCA_pml_monitoring_enable="2",
                OMPI_MCA_pml_monitoring_enable_output="1", **{f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(a.id)})
@@ -399,7 +353,6 @@ def test_mpich_sends_the_messages_of_the_composite_between_nodes(tmp_path, monke
     monkeypatch.setitem(A.MPICH_TAGS, coll, {1, 2, 11, 14})  # barrier, bcast, reduce, allreduce (mpir_tags.h)
     import _mpich_helpers
 
-    monkeypatch.setattr(A, "COLL", SCRIPT)
     monkeypatch.setattr(_mpich_helpers, "TRACED", {k: v for k, v in _mpich_helpers.TRACED.items()
                                                    if k != "MPIR_CVAR_NOLOCAL"})
     got = A.mpich_traffic(tmp_path, coll, m, P, {f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM": name,

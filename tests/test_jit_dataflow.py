@@ -272,9 +272,10 @@ LONG = textwrap.dedent('''
     """, "spin_dataflow.tlop")
     ev = mod["spin"].compile(prof, mapping="sequential(4)")
     ev(P=4, K=2, m=10.0)
-    print("ready", flush=True)
     t = time.monotonic()
     try:  # 10^4 points of 1,000 stages of 4,096 sends each (within the term budget): minutes
+        # "ready" inside the try: every SIGINT the parent sends after reading it is caught here
+        print("ready", flush=True)
         ev.batch(P=np.full(10000, 4096.0), K=np.full(10000, 1000.0), m=np.full(10000, 10.0))
     except KeyboardInterrupt:
         print(f"interrupted after {time.monotonic() - t:.2f}s", flush=True)
