@@ -215,5 +215,6 @@ class NativeTier:
         except (ImportError, TlopError):
             e.tierable = False
             return None
+        ev.warn_per_call = True  # each API call is one evaluation: it warns about its out-of-grid lookups
         e.ev = ev
         return ev

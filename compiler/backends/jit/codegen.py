@@ -27,7 +27,9 @@ Channel values are usually compile-time constants (channel parameters are specia
 :mod:`tlop.backends.jit.evaluator`); a channel computed at run time becomes a ``switch`` over the
 program's channels.  Evaluation errors set ``status[0] = 2`` and continue with NaN; the
 evaluator then re-runs the interpreter on that point to report its exact message.  Lookups
-outside the grid under ``out_of_grid = "warn"`` set ``status[2 + slot]`` to ``index + 1``.
+outside the grid under ``out_of_grid = "warn"`` flag their table slot in ``status[2 + slot]``
+(in the order tables first went out) and record the lookup's m and τ
+(:func:`tlop.backends.jit.tables.status_words`).
 
 The one exported function of a module (prefix ``sym``):
 
@@ -62,7 +64,7 @@ from tlop.runtime.diagnostics import TlopError
 from tlop.backends.interp import BOUND_LIMIT, MAX_TERMS, Interpreter
 
 from tlop.backends.jit import interrupt as _interrupt
-from tlop.backends.jit.tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup
+from tlop.backends.jit.tables import F64, F64P, I1, I64, I8, ProfileLayout, emit_lookup, oog_count_word, oog_word
 
 __all__ = ["CodeGen", "ParamInfo", "param_infos", "ERR_ARG", "ERR_EVAL", "ERR_NAN", "NotCompilable",
            "check_compilable"]
@@ -953,7 +955,14 @@ class CodeGen(ExprFunctor):
                     else:
                         w = b.gep(self.st, [ir.Constant(I64, 2 + slot)])
                         with b.if_then(b.icmp_signed("==", b.load(w), ir.Constant(I64, 0))):
-                            b.store(b.add(self.idx, ir.Constant(I64, 1)), w)
+                            count = b.gep(self.st, [ir.Constant(I64, oog_count_word(self.nslots))])
+                            rank = b.add(b.load(count), ir.Constant(I64, 1))  # the order tables went out
+                            b.store(rank, count)
+                            b.store(rank, w)
+                            at = oog_word(self.nslots, slot)  # the lookup's m, τ: the warning's words
+                            b.store(b.bitcast(m, I64), b.gep(self.st, [ir.Constant(I64, at)]))
+                            b.store(b.bitcast(tau if tau is not None else _ZERO, I64),
+                                    b.gep(self.st, [ir.Constant(I64, at + 1)]))
             self._msegs[key] = (m, slot, mseg, ptr, b.block)
             return r
 
