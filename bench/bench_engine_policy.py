@@ -105,8 +105,8 @@ def predicted_interp_s(mod: str, alg: str, P: int, extra: dict, profile: str) ->
     h = tlop.load(mod)[alg]
     env = bind_mapping(h.ir, h.bind({"P": P, **extra}, strings=True), tlop.sequential(8))
     prof = tlop.load_profile(profile)
-    return engine_policy.interp_seconds(engine_policy.predicted_work(h.module.program, h.ir, env, prof,
-                                                                     tlop.sequential(8)), 1)
+    work = engine_policy.predicted_work(h.module.program, h.ir, env, prof, tlop.sequential(8))
+    return engine_policy.interp_seconds(work, 1, engine_policy.is_dataflow(h.module.program))
 
 
 def part_cli(quick: bool, models=("taulop",), Ps=None, interp_limit: float = math.inf, only=None) -> list:

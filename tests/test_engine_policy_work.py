@@ -36,6 +36,11 @@ def test_a_dataflow_schedule_runs_every_one_of_its_identical_stages():
     assert _work(taulop, 8) == engine_policy.STAGE_UNITS + 8
     assert _work(loggp, 8) == 7 * (1 + engine_policy.STAGE_UNITS + 8)
     assert _work(loggp, 64) == 63 * (1 + engine_policy.STAGE_UNITS + 64)
+    # and the dataflow interpreter is priced at its own rate per unit
+    env = bind_mapping(loggp.ir, loggp.bind({"P": 64.0, "m": 1.0}), SEQ4)
+    choice = engine_policy.choose(loggp.module.program, loggp.ir, env, 1, mapping=SEQ4)
+    assert choice.interp_s == engine_policy.interp_seconds(choice.work, 1, True) > \
+        engine_policy.interp_seconds(choice.work, 1, False)
 
 
 SOURCE = '''

@@ -33,10 +33,14 @@ from typing import Optional
 from tlop import ir
 
 __all__ = ["Choice", "choose", "predicted_work", "Tally", "INTERP_S_PER_UNIT", "NATIVE_S_PER_UNIT",
-           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "PHASE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
+           "COMPILE_COLD_S", "COMPILE_HIT_S", "DATAFLOW_INTERP_FACTOR", "is_dataflow", "INTERP_S_PER_POINT", "STAGE_UNITS", "PHASE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
 
 #: interpreter seconds per work unit (a reduction term, or one enumerated stage element)
 INTERP_S_PER_UNIT = 3.0e-7
+#: the dataflow interpreter (LogGP, pLogP) against τ-Lop's per work unit: 185-850 ns a unit against
+#: 220-830 on the reference machine, its median over the stdlib's schedules ~1.5× τ-Lop's per
+#: big evaluation (``bench/calibrate_engine_policy.py``, bench/RESULTS.md)
+DATAFLOW_INTERP_FACTOR = 1.5
 #: native seconds per work unit
 NATIVE_S_PER_UNIT = 5.0e-8
 #: interpreter seconds of one point beyond its work (binding, dispatch, numpy set-up)
@@ -240,8 +244,9 @@ class _quiet:
 
 
 # ---------------------------------------------------------------------------- the choice
-def interp_seconds(work: float, points: int) -> float:
-    return points * (INTERP_S_PER_POINT + work * INTERP_S_PER_UNIT)
+def interp_seconds(work: float, points: int, dataflow: bool = False) -> float:
+    per_unit = INTERP_S_PER_UNIT * (DATAFLOW_INTERP_FACTOR if dataflow else 1.0)
+    return points * (INTERP_S_PER_POINT + work * per_unit)
 
 
 def native_seconds(work: float, points: int, cached: Optional[bool]) -> float:
@@ -272,7 +277,7 @@ def choose(program: ir.Program, alg: ir.Algorithm, env: Optional[dict], points: 
     work = predicted_work(program, alg, env, profile, mapping)
     if math.isnan(work):
         return Choice("interp", "the point cannot be priced (the interpreter reports why)")
-    interp = interp_seconds(work, points)
+    interp = interp_seconds(work, points, is_dataflow(program))
     cold = native_seconds(work, points, False)
     hit = native_seconds(work, points, True)
     if interp <= hit:
