@@ -36,6 +36,12 @@ def test_a_dataflow_schedule_runs_every_one_of_its_identical_stages():
     assert _work(taulop, 8) == engine_policy.STAGE_UNITS + 8
     assert _work(loggp, 8) == 7 * (1 + engine_policy.STAGE_UNITS + 8)
     assert _work(loggp, 64) == 63 * (1 + engine_policy.STAGE_UNITS + 64)
+    # ``(P - 1) * stage {…}``: τ-Lop prices the stage once and multiplies, the dataflow engines run it P − 1 times
+    seg = {"P": 8.0, "m": 8.0 * 4096, "seg": 4096.0}
+    t_ring, d_ring = tlop.load("taulop/allreduce")["ring_segm"], tlop.load("loggp/allreduce")["ring_segm"]
+    t_work, d_work = (engine_policy.predicted_work(h.module.program, h.ir, bind_mapping(h.ir, h.bind(seg), SEQ4), None, SEQ4)
+                      for h in (t_ring, d_ring))
+    assert d_work > 4 * t_work  # m = P·seg: n = 1, so two of its three stages run P − 1 = 7 times (τ-Lop: once)
     # and the dataflow interpreter is priced at its own rate per unit
     env = bind_mapping(loggp.ir, loggp.bind({"P": 64.0, "m": 1.0}), SEQ4)
     choice = engine_policy.choose(loggp.module.program, loggp.ir, env, 1, mapping=SEQ4)

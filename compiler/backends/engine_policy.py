@@ -179,6 +179,10 @@ def _workify(e: ir.Expr, memo: dict, dataflow: bool = False) -> ir.Expr:
         out = ir.Let(e.bindings, _workify(e.body, memo, dataflow))
     elif isinstance(e, ir.Cond):
         out = ir.Cond(e.test, _workify(e.then_, memo, dataflow), _workify(e.else_, memo, dataflow))
+    elif isinstance(e, ir.Bin) and dataflow and e.op == "*" and ir.has_schedule(e.lhs) != ir.has_schedule(e.rhs):
+        # ``(P - 1) * stage {…}``: the dataflow engines run the stage that many times
+        sched, count = (e.lhs, e.rhs) if ir.has_schedule(e.lhs) else (e.rhs, e.lhs)
+        out = ir.Reduce("sum", "%repeat", _ONE, count, _workify(sched, memo, dataflow))
     elif isinstance(e, ir.Bin):
         out = ir.Bin(e.op, _workify(e.lhs, memo, dataflow), _workify(e.rhs, memo, dataflow))
     else:  # any other holder of a schedule: its schedule children, summed
