@@ -77,14 +77,16 @@ def test_reductions_an_element_runs_are_work_estimated_without_evaluating_them()
     assert choice.engine == "jit" and choice.work > 1e7
 
 
-def test_the_api_tiers_a_dataflow_schedule_and_agrees_with_the_interpreter():
+def test_the_api_tiers_a_dataflow_schedule_and_agrees_with_the_interpreter(monkeypatch):
+    # the rule, not the constants: an interpreter predicted far slower than compiling compiles at once
+    monkeypatch.setattr(engine_policy, "INTERP_S_PER_UNIT", 1.0)
     prof = _loggp_profile()
     h = tlop.load("loggp/allgather")["ring"]
     mapping = tlop.sequential(8)
-    v = h.evaluate(prof, mapping=mapping, P=256, m=65536.0)  # ~10^5 stage elements: compiled at once
+    v = h.evaluate(prof, mapping=mapping, P=64, m=65536.0)
     entry = h._last_entry
-    assert entry is not None and entry.ev is not None
-    assert h.evaluate(prof, mapping=tlop.sequential(8), P=256, m=65536.0) == v  # native, fresh mapping
-    env = bind_mapping(h.ir, h.bind({"P": 256, "m": 65536.0}), mapping)
+    assert entry is not None and entry.ev is not None  # LogGP schedules are tiered (were not)
+    assert h.evaluate(prof, mapping=tlop.sequential(8), P=64, m=65536.0) == v  # native, fresh mapping
+    env = bind_mapping(h.ir, h.bind({"P": 64, "m": 65536.0}), mapping)
     ref = Interpreter(h.module.program, prof, mapping).eval(h.ir.body, env)
     assert math.isclose(v, ref, rel_tol=1e-12)
