@@ -88,6 +88,7 @@ def main() -> int:
 def options(ev, g) -> None:
     """The mechanisms weighed for reaching native code from a Python call."""
     from tlop.backends.jit import pywrap
+    from tlop.backends.jit.tables import status_words
 
     fn = ev.func  # the builtin (the running interpreter's convention)
 
@@ -97,7 +98,7 @@ def options(ev, g) -> None:
     other = "fastcall" if pywrap.CONVENTION == "varargs" else "varargs"
     alt = pywrap.NativeCall("alt", ev._tabs, ev._scal, ev._names, [i.default for i in ev._infos],
                             [i.channel for i in ev._infos], list(ev.program.channels),
-                            2 + len(ev.layout.tables), (ev.layout,), convention=other)
+                            status_words(len(ev.layout.tables)), (ev.layout,), convention=other)
     alt.set_fallback(ev._call_slow)
     for combo, code in ev._codes.items():
         alt.set_code([v for _, v in combo], code.addrs[f"{code.sym}_batch"])
@@ -118,7 +119,7 @@ def options(ev, g) -> None:
     ptrs = (ctypes.c_void_p * 4)(*[ctypes.addressof(buf) + 8 * k for k in range(4)])
     strides = (ctypes.c_int64 * 4)()
     out = ctypes.c_double()
-    st = (ctypes.c_int64 * (2 + len(ev.layout.tables)))()
+    st = (ctypes.c_int64 * status_words(len(ev.layout.tables)))()
     batch = code.batch
     tabs, scal = ev._tabs, ev._scal
 

@@ -303,9 +303,9 @@ class AlgorithmHandle:
     def compile(self, profile=None, *, mapping=None, **options):
         """A JIT-compiled evaluator for ``profile`` (see ``tlop.backends.jit``); an algorithm
         ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
-        text).  Schedules in LogGP and pLogP (dataflow programs) are not compiled:
-        :class:`tlop.backends.jit.NotCompilable` (a TlopError) says so; evaluate them with
-        :meth:`evaluate`."""
+        text).  Schedules in LogGP and pLogP (dataflow programs) are compiled by the dataflow
+        back end of the JIT (:mod:`tlop.backends.jit.dataflowgen`); what the JIT refuses raises
+        :class:`tlop.backends.jit.NotCompilable` (a TlopError): evaluate it with :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 
         from tlop.runtime.hloggp import for_mapping

@@ -33,10 +33,14 @@ from typing import Optional
 from tlop import ir
 
 __all__ = ["Choice", "choose", "predicted_work", "Tally", "INTERP_S_PER_UNIT", "NATIVE_S_PER_UNIT",
-           "COMPILE_COLD_S", "COMPILE_HIT_S", "INTERP_S_PER_POINT", "STAGE_UNITS", "PHASE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
+           "COMPILE_COLD_S", "COMPILE_HIT_S", "DATAFLOW_INTERP_FACTOR", "is_dataflow", "INTERP_S_PER_POINT", "STAGE_UNITS", "PHASE_UNITS", "SCHEDULE_POINTS", "RENT_SHARE"]
 
 #: interpreter seconds per work unit (a reduction term, or one enumerated stage element)
 INTERP_S_PER_UNIT = 3.0e-7
+#: the dataflow interpreter (LogGP, pLogP) against τ-Lop's per work unit: 185-850 ns a unit against
+#: 220-830 on the reference machine, its median over the stdlib's schedules ~1.5× τ-Lop's per
+#: big evaluation (``bench/calibrate_engine_policy.py``, bench/RESULTS.md)
+DATAFLOW_INTERP_FACTOR = 1.5
 #: native seconds per work unit
 NATIVE_S_PER_UNIT = 5.0e-8
 #: interpreter seconds of one point beyond its work (binding, dispatch, numpy set-up)
@@ -81,28 +85,82 @@ def _secs(s: float) -> str:
 
 
 # ---------------------------------------------------------------------------- the work expression
+def _reduce_terms(e: ir.Expr, memo: dict) -> Optional[ir.Expr]:
+    """An estimate of the reduction terms ``e`` runs, as an expression of the process count:
+    every reduction counted as :data:`tlop.ir.RANKS` iterations of its body (a rank's
+    ``min q in 0 .. P - 1: …``), without evaluating its bounds; None when ``e`` runs none."""
+    got = memo.get(id(e))
+    if got is not None and got[0] is e:
+        return got[1]
+    out: Optional[ir.Expr] = None
+    for c in ir.children(e):
+        if isinstance(c, ir.Expr):
+            t = _reduce_terms(c, memo)
+            if t is not None:
+                out = t if out is None else ir.Bin("+", out, t)
+    if isinstance(e, ir.Reduce):
+        body = _reduce_terms(e.body, memo)
+        per = _ONE if body is None else ir.Bin("+", _ONE, body)
+        own = ir.Bin("*", ir.Var(ir.RANKS), per)
+        bounds = out if body is None else None  # the children's terms, less the body's (counted in own)
+        if body is not None:
+            bounds = None
+            for c in (e.lo, e.hi):
+                t = _reduce_terms(c, memo)
+                if t is not None:
+                    bounds = t if bounds is None else ir.Bin("+", bounds, t)
+        out = own if bounds is None else ir.Bin("+", own, bounds)
+    memo[id(e)] = (e, out)
+    return out
+
+
+def _inner(*exprs) -> ir.Expr:
+    """A reduction whose term count is the estimate (:func:`_reduce_terms`) of the reductions
+    ``exprs`` run (``where leader(P, p) == p``, a rank found by ``min q in 0 .. P - 1: …``):
+    work each time the element is enumerated; 0 when none does."""
+    total: Optional[ir.Expr] = None
+    memo: dict = {}
+    for e in exprs:
+        t = _reduce_terms(e, memo)
+        if t is not None:
+            total = t if total is None else ir.Bin("+", total, t)
+    if total is None:
+        return ir.Num(0.0)
+    return ir.Reduce("sum", "%inner", _ONE, total, _ONE)
+
+
 def _stage_count(item: ir.Expr, in_par: bool = False) -> ir.Expr:
     """An expression whose reduction-term count is the number of elements ``item`` enumerates,
     each step of a ``seq`` outside any ``par`` (a phase of its own, which the interpreter
-    reduces on its own) charged :data:`PHASE_UNITS` more."""
+    reduces on its own) charged :data:`PHASE_UNITS` more, plus the terms of the reductions an
+    element's condition, ranks and sizes run."""
     if isinstance(item, ir.Loop):
-        body = _stage_count(item.body, in_par or item.kind == "par")
+        body = ir.Bin("+", _stage_count(item.body, in_par or item.kind == "par"), _inner(item.where))
         if item.kind == "seq" and not in_par:
             body = ir.Bin("+", ir.Reduce("sum", "%phase", _ONE, ir.Num(float(PHASE_UNITS)), _ONE), body)
-        return ir.Reduce("sum", item.var, item.lo, item.hi, body)
+        lo, hi = item.lo, item.hi
+        bounds = _inner(lo, hi)
+        if not isinstance(bounds, ir.Num):  # bounds that run reductions are not evaluated: P iterations
+            lo, hi = ir.Num(0.0), ir.Bin("-", ir.Var(ir.RANKS), _ONE)
+        return ir.Bin("+", ir.Reduce("sum", item.var, lo, hi, body), bounds)
     if isinstance(item, ir.Block):
         parts = [_stage_count(i, in_par) for i in item.items]
         out = parts[0] if parts else ir.Num(0.0)
         for p in parts[1:]:
             out = ir.Bin("+", out, p)
         return out
+    if isinstance(item, ir.Send):
+        return ir.Bin("+", _ONE, _inner(item.src, item.dst, item.size, item.weight))
+    if isinstance(item, ir.Compute):
+        return ir.Bin("+", _ONE, _inner(item.rank, item.cost))
     return _ONE
 
 
-def _workify(e: ir.Expr, memo: dict) -> ir.Expr:
+def _workify(e: ir.Expr, memo: dict, dataflow: bool = False) -> ir.Expr:
     """``e`` with every stage replaced by the loops its elements come from (and a fixed
     :data:`STAGE_UNITS` term range), so that :func:`tlop.backends.budget.term_count` of the
-    result counts the work."""
+    result counts the work.  ``dataflow`` (LogGP, pLogP): a sum of stages that do not depend on
+    its index is still run stage by stage (the ranks' clocks carry from one to the next)."""
     got = memo.get(id(e))
     if got is not None and got[0] is e:
         return got[1]
@@ -113,42 +171,54 @@ def _workify(e: ir.Expr, memo: dict) -> ir.Expr:
     elif not ir.has_schedule(e):
         out = e
     elif isinstance(e, ir.Reduce):
-        if e.kind == "sum" and e.var not in ir.free_vars(e.body):
-            out = _workify(e.body, memo)  # the engines price a schedule that does not depend on the index once
+        if e.kind == "sum" and not dataflow and e.var not in ir.free_vars(e.body):
+            out = _workify(e.body, memo, dataflow)  # τ-Lop engines price a schedule that does not depend on the index once
         else:
-            out = ir.Reduce(e.kind, e.var, e.lo, e.hi, _workify(e.body, memo))
+            out = ir.Reduce(e.kind, e.var, e.lo, e.hi, _workify(e.body, memo, dataflow))
     elif isinstance(e, ir.Let):
-        out = ir.Let(e.bindings, _workify(e.body, memo))
+        out = ir.Let(e.bindings, _workify(e.body, memo, dataflow))
     elif isinstance(e, ir.Cond):
-        out = ir.Cond(e.test, _workify(e.then_, memo), _workify(e.else_, memo))
+        out = ir.Cond(e.test, _workify(e.then_, memo, dataflow), _workify(e.else_, memo, dataflow))
+    elif isinstance(e, ir.Bin) and dataflow and e.op == "*" and ir.has_schedule(e.lhs) != ir.has_schedule(e.rhs):
+        # ``(P - 1) * stage {…}``: the dataflow engines run the stage that many times
+        sched, count = (e.lhs, e.rhs) if ir.has_schedule(e.lhs) else (e.rhs, e.lhs)
+        out = ir.Reduce("sum", "%repeat", _ONE, count, _workify(sched, memo, dataflow))
     elif isinstance(e, ir.Bin):
-        out = ir.Bin(e.op, _workify(e.lhs, memo), _workify(e.rhs, memo))
+        out = ir.Bin(e.op, _workify(e.lhs, memo, dataflow), _workify(e.rhs, memo, dataflow))
     else:  # any other holder of a schedule: its schedule children, summed
         out = ir.Num(0.0)
         for c in ir.children(e):
             if isinstance(c, ir.Expr) and ir.has_schedule(c):
-                out = ir.Bin("+", out, _workify(c, memo))
+                out = ir.Bin("+", out, _workify(c, memo, dataflow))
     memo[id(e)] = (e, out)
     return out
 
 
-def _work_count(alg: ir.Algorithm):
-    got = _WORK_CACHE.get(id(alg))
+def _work_count(alg: ir.Algorithm, dataflow: bool = False):
+    key = (id(alg), dataflow)
+    got = _WORK_CACHE.get(key)
     if got is None or got[0] is not alg:
         from tlop.backends.budget import term_count
 
         if len(_WORK_CACHE) > 1024:
             _WORK_CACHE.clear()
-        got = (alg, term_count(_workify(alg.body, {})))
-        _WORK_CACHE[id(alg)] = got
+        got = (alg, term_count(_workify(alg.body, {}, dataflow)))
+        _WORK_CACHE[key] = got
     return got[1]
+
+
+def is_dataflow(program: ir.Program) -> bool:
+    """Whether ``program``'s schedules have the dataflow meaning (LogGP, pLogP, LogGPH)."""
+    from tlop.backends.dataflow_names import DATAFLOW_MODELS
+
+    return program.model in DATAFLOW_MODELS
 
 
 def predicted_work(program: ir.Program, alg: ir.Algorithm, env: dict, profile=None, mapping=None) -> float:
     """Work units of evaluating ``alg`` at the bound scalar point ``env`` (0 when it runs no
     reduction and no stage); NaN when the count itself cannot be evaluated there (the
     evaluation will report why)."""
-    count = _work_count(alg)
+    count = _work_count(alg, is_dataflow(program))
     if count is None:
         return 0.0
     from tlop.backends.budget import count_terms
@@ -178,8 +248,9 @@ class _quiet:
 
 
 # ---------------------------------------------------------------------------- the choice
-def interp_seconds(work: float, points: int) -> float:
-    return points * (INTERP_S_PER_POINT + work * INTERP_S_PER_UNIT)
+def interp_seconds(work: float, points: int, dataflow: bool = False) -> float:
+    per_unit = INTERP_S_PER_UNIT * (DATAFLOW_INTERP_FACTOR if dataflow else 1.0)
+    return points * (INTERP_S_PER_POINT + work * per_unit)
 
 
 def native_seconds(work: float, points: int, cached: Optional[bool]) -> float:
@@ -210,7 +281,7 @@ def choose(program: ir.Program, alg: ir.Algorithm, env: Optional[dict], points: 
     work = predicted_work(program, alg, env, profile, mapping)
     if math.isnan(work):
         return Choice("interp", "the point cannot be priced (the interpreter reports why)")
-    interp = interp_seconds(work, points)
+    interp = interp_seconds(work, points, is_dataflow(program))
     cold = native_seconds(work, points, False)
     hit = native_seconds(work, points, True)
     if interp <= hit:

@@ -16,12 +16,13 @@ has cost so far.  The choice is :mod:`tlop.backends.engine_policy`'s:
   it is on disk) or compiling it costs, the evaluator is compiled and answers every later call.
 
 Native and interpreted results agree to 1e-12 relative (the property tests of
-``tests/test_jit_schedules.py``); errors are the interpreter's (the evaluator re-runs it on a
-failing point).  Only algorithms with a τ-Lop schedule are tiered (their interpreter path is
+``tests/test_jit_schedules.py`` and ``tests/test_jit_dataflow.py``); errors are the
+interpreter's (the evaluator re-runs it on a failing point).  Only algorithms with a schedule
+(τ-Lop stages, or a LogGP/pLogP/LogGPH dataflow program) are tiered (their interpreter path is
 the slow one; closed forms keep the interpreter's exact numbers), only calls whose arguments are
 all plain ``int`` or ``float`` values, and only when the JIT compiles the algorithm: anything
-else — an array, a string with a unit, ``invalid="nan"``, LogGP/pLogP schedules, a missing
-llvmlite — stays with the interpreter.
+else — an array, a string with a unit, ``invalid="nan"``, a missing llvmlite — stays with the
+interpreter.
 
 A profile given as a name or path string is keyed by its file's *content* (sha256, re-read when
 the file's stat signature changes), not by the string: an edited file is recompiled for.
@@ -148,7 +149,8 @@ class NativeTier:
         key = (alg.name, self._profile_key(profile), self._mapping_key(mapping))
         e = self._entries.get(key)
         if e is None or e.alg is not alg:
-            tierable = ir.has_schedule(alg.body) and self.program.model in ("taulop", "")
+            tierable = ir.has_schedule(alg.body) and (self.program.model in ("taulop", "")
+                                                      or engine_policy.is_dataflow(self.program))
             e = Entry(alg, profile, mapping, tierable)
             with self._lock:
                 if len(self._entries) >= MAX_ENTRIES:
@@ -215,5 +217,6 @@ class NativeTier:
         except (ImportError, TlopError):
             e.tierable = False
             return None
+        ev.warn_per_call = True  # each API call is one evaluation: it warns about its out-of-grid lookups
         e.ev = ev
         return ev

@@ -27,7 +27,9 @@ Channel values are usually compile-time constants (channel parameters are specia
 :mod:`tlop.backends.jit.evaluator`); a channel computed at run time becomes a ``switch`` over the
 program's channels.  Evaluation errors set ``status[0] = 2`` and continue with NaN; the
 evaluator then re-runs the interpreter on that point to report its exact message.  Lookups
-outside the grid under ``out_of_grid = "warn"`` set ``status[2 + slot]`` to ``index + 1``.
+outside the grid under ``out_of_grid = "warn"`` flag their table slot in ``status[2 + slot]``
+(in the order tables first went out) and record the lookup's m and τ
+(:func:`tlop.backends.jit.tables.status_words`).
 
 The one exported function of a module (prefix ``sym``):
 

@@ -48,7 +48,8 @@ from tlop.backends.jit.codegen import ERR_EVAL, ERR_NAN, check_compilable, param
 from tlop.backends.jit.codestore import (_LOADED, CompileStats, _closed_kind, _Code, _obtain,  # noqa: F401
                                          _program_repr, closed_variant, is_cached)  # (old home of some: re-exported)
 from tlop.backends.jit.pywrap import NativeCall
-from tlop.backends.jit.tables import ProfileLayout
+from tlop.backends.jit.oogwarn import warn_from_address, warn_from_status
+from tlop.backends.jit.tables import ProfileLayout, status_words
 from tlop.lower.schedules import lower_schedule
 
 __all__ = ["compile_algorithm", "Evaluator", "CompileStats", "is_cached"]
@@ -128,6 +129,10 @@ class Evaluator(functools.partial):
     #: a batch loop specialised for those scalars (compiled on first use, then cached);
     #: ``None`` never specialises
     scalar_variant_min: Optional[int] = 20000
+    #: each scalar call is one evaluation (the API's meaning, :mod:`tlop.backends.tiering`): its
+    #: out-of-grid lookups warn even when an earlier call warned about the same table; False:
+    #: once per table until the profile's ``new_evaluation()`` (batches never start one)
+    warn_per_call: bool = False
 
     def __new__(cls, program: tir.Program, alg: tir.Algorithm, profile, specialize: bool = False, mapping=None,
                 closed_forms: bool = True):
@@ -146,7 +151,7 @@ class Evaluator(functools.partial):
         interrupt.install()
         native = NativeCall(f"tlop:{alg.name}", tabs, scal, [i.name for i in infos],
                             [i.default for i in infos], [i.channel for i in infos], list(program.channels),
-                            2 + len(layout.tables), keep)
+                            status_words(len(layout.tables)), keep)
         self = super().__new__(cls, native.function)
         self.program = program
         self.alg = alg
@@ -176,6 +181,7 @@ class Evaluator(functools.partial):
         self._primary = self._code(combo)
         self.compile_stats = self._primary.stats
         native.set_fallback(self._call_slow)
+        native.set_warner(self._warn_native)
         return self
 
     def __init__(self, *args, **kwargs):  # everything happens in __new__ (a partial is immutable)
@@ -246,15 +252,14 @@ class Evaluator(functools.partial):
         ptrs = np.array([buf.ctypes.data + 8 * k for k in range(len(buf))], dtype=np.uintp)
         zeros = np.zeros(len(buf), dtype=np.int64)
         out = np.full(1, np.nan)
-        st = np.zeros(2 + len(self.layout.tables), dtype=np.int64)
+        st = np.zeros(status_words(len(self.layout.tables)), dtype=np.int64)
         code.batch(0, 1, ptrs.ctypes.data, zeros.ctypes.data, self._tabs, self._scal, out.ctypes.data,
                    st.ctypes.data)
         r = float(out[0])
         raise_if_hit()
         if st[0] == ERR_EVAL:
             self._raise_eval(env, "")
-        if np.any(st[2:]):
-            self._replay_warnings(env)
+        warn_from_status(self.layout, st, self.profile, self.warn_per_call)
         if r - r != 0:  # ±inf or NaN
             if self._closed_q is not None:
                 self._schedule_error(env)
@@ -307,11 +312,10 @@ class Evaluator(functools.partial):
             raise
         raise TlopError(f"'{self.name}': evaluation error at {self._describe(env)}{where}")
 
-    def _replay_warnings(self, env: dict):
-        try:
-            self._interp(env)
-        except TlopError:
-            pass
+    def _warn_native(self, address: int) -> None:
+        """The native scalar path's warner: the out-of-grid warnings of the status words at
+        ``address`` (:mod:`tlop.backends.jit.oogwarn`)."""
+        warn_from_address(self.layout, address, self.profile, self.warn_per_call)
 
     # ------------------------------------------------------------------ batch
     def batch(self, **arrays: Any) -> np.ndarray:
@@ -382,7 +386,7 @@ class Evaluator(functools.partial):
             code = self._variant(code, combo, mask)
         # one scratch block: argument pointers, strides, then each chunk's status words
         k = len(ptrs) + 1
-        nst = 2 + len(self.layout.tables)
+        nst = status_words(len(self.layout.tables))
         chunks = self._chunks(n)
         scratch = np.zeros(2 * k + len(chunks) * nst, dtype=np.int64)
         scratch[:k - 1] = np.array(ptrs, dtype=np.uint64).view(np.int64)
@@ -415,12 +419,7 @@ class Evaluator(functools.partial):
                 i = lo + int(nan[0]) if nan.size else e0
                 code = ERR_EVAL if has_eval and i == e0 else ERR_NAN
                 self._batch_failure(code, i, keep, strides, arrays, combo, shape, float(flat[i]))
-        warned = sts[:, 2:]
-        if warned.any():
-            for slot in range(warned.shape[1]):
-                hits = warned[:, slot][warned[:, slot] > 0]
-                if hits.size:
-                    self._replay_warnings(self._point_env(int(hits.min()) - 1, keep, strides, combo))
+        warn_from_status(self.layout, sts)
         return out
 
     def _check_channel(self, info, v, arrays):

@@ -29,7 +29,7 @@ from tlop.runtime.diagnostics import TlopError
 
 from tlop.backends.jit.llvmutil import ZERO as _ZERO, Env as _Env
 from tlop.backends.jit.llvmutil import intrinsic as _intrinsic, is_const as _is_const
-from tlop.backends.jit.tables import F64, I64, I8, emit_lookup
+from tlop.backends.jit.tables import F64, I64, I8, emit_lookup, oog_count_word, oog_word
 
 __all__ = ["ProfileAccess", "SHARE_M_SEGMENTS"]
 
@@ -194,7 +194,14 @@ class ProfileAccess:
                     else:
                         w = b.gep(self.st, [ir.Constant(I64, 2 + slot)])
                         with b.if_then(b.icmp_signed("==", b.load(w), ir.Constant(I64, 0))):
-                            b.store(b.add(self.idx, ir.Constant(I64, 1)), w)
+                            count = b.gep(self.st, [ir.Constant(I64, oog_count_word(self.nslots))])
+                            rank = b.add(b.load(count), ir.Constant(I64, 1))  # the order tables went out
+                            b.store(rank, count)
+                            b.store(rank, w)
+                            at = oog_word(self.nslots, slot)  # the lookup's m, τ: the warning's words
+                            b.store(b.bitcast(m, I64), b.gep(self.st, [ir.Constant(I64, at)]))
+                            b.store(b.bitcast(tau if tau is not None else _ZERO, I64),
+                                    b.gep(self.st, [ir.Constant(I64, at + 1)]))
             self._msegs[key] = (m, slot, mseg, ptr, b.block)
             return r
 

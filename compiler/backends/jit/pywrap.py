@@ -16,7 +16,8 @@ What the wrapper uses of CPython: only exported, documented functions —
 ``PyCapsule_GetPointer``, ``PyTuple_Size``/``PyTuple_GetItem``, ``PyDict_Next``,
 ``PyObject_Type``, ``Py_DecRef``, ``PyFloat_AsDouble``, ``PyUnicode_Compare``,
 ``PyErr_Occurred``/``PyErr_Clear``, ``PyFloat_FromDouble``, ``PyObject_Call`` /
-``PyObject_Vectorcall`` — and the documented shape of the calling conventions.  It never reads
+``PyObject_Vectorcall``, ``PyTuple_New``/``PyTuple_SetItem``/``PyLong_FromVoidPtr`` (the
+warner's argument) — and the documented shape of the calling conventions.  It never reads
 an object's memory, never writes a type object, and assumes no struct layout.
 
 There is one wrapper per process, not one per algorithm: everything algorithm-specific is in a
@@ -37,10 +38,17 @@ however long anyone holds it.  Per call it:
 
 *Anything* else — too many positional arguments, an unknown or repeated name, another type, an
 array, an unknown channel, a specialisation not compiled yet, a violated constraint, an
-evaluation error, a NaN result, an out-of-grid warning — goes unchanged to the Python fallback
+evaluation error, a NaN result — goes unchanged to the Python fallback
 (the evaluator's general path), which binds the arguments properly and raises the exact
 :class:`TlopError`.  So the native path only answers when the answer is certain, and its
 results are those of the batch loop.
+
+A point whose lookups went outside a table's grid under ``out_of_grid = "warn"`` (status words
+``2 …``, see :func:`tlop.backends.jit.tables.status_words`) is answered natively too: the
+wrapper calls the *warner* (a Python callable of the context, given the address of the status
+words as an ``int``, valid during that call only), which issues the warnings from them; an
+exception it raises (``warnings.simplefilter("error")``) is the call's exception.  Without a
+warner such a point takes the fallback.
 
 What it does not do: batch evaluation (:mod:`tlop.backends.jit.codegen` ``sym_batch``).
 """
@@ -62,13 +70,13 @@ __all__ = ["emit_pycall", "pycall_address", "NativeCall", "scalar_types", "CONVE
 
 #: header words of the context: fallback, tabs, scal, n, n_status, n_types, n_channels, n_combos
 _W_FALLBACK, _W_TABS, _W_SCAL, _W_N, _W_NST, _W_NTYPES, _W_NCHAN, _W_NCOMBO = range(8)
-#: header words giving the offsets (in words) of the variable-length sections
-_W_O_NAMES, _W_O_DEFAULTS, _W_O_KINDS, _W_O_TYPES, _W_O_CHANNELS, _W_O_CODE, _W_STR = range(8, 15)
-HEADER_WORDS = 15
+#: header words giving the offsets (in words) of the variable-length sections; the warner (0: none)
+_W_O_NAMES, _W_O_DEFAULTS, _W_O_KINDS, _W_O_TYPES, _W_O_CHANNELS, _W_O_CODE, _W_STR, _W_WARNER = range(8, 16)
+HEADER_WORDS = 16
 #: the most channel combinations one evaluator keeps in its table (the others take the fallback)
 MAX_COMBOS = 64
 KIND_NUMBER, KIND_CHANNEL = 0, 1
-PYCALL_SYMBOLS = {"varargs": "tlop_pycall_va_v4", "fastcall": "tlop_pycall_fc_v4"}
+PYCALL_SYMBOLS = {"varargs": "tlop_pycall_va_v5", "fastcall": "tlop_pycall_fc_v5"}
 _METH_FLAGS = {"varargs": 0x0001 | 0x0002, "fastcall": 0x0080 | 0x0002}  # METH_VARARGS|KEYWORDS, FASTCALL|KEYWORDS
 _PY_VECTORCALL_ARGUMENTS_OFFSET = 1 << 63
 #: the convention whose arguments reach the wrapper unconverted on this interpreter (3.12+
@@ -230,6 +238,11 @@ def emit_pycall(module: ir.Module, convention: str, name: str | None = None) -> 
     tuple_item = api("PyTuple_GetItem", obj, [obj, I64])
     capsule_ptr = api("PyCapsule_GetPointer", _PTR, [obj, _PTR])
     from_double = api("PyFloat_FromDouble", obj, [F64])
+    tuple_new = api("PyTuple_New", obj, [I64])
+    tuple_set = api("PyTuple_SetItem", I32, [obj, I64, obj])
+    from_ptr = api("PyLong_FromVoidPtr", obj, [_PTR])
+    call_obj = api("PyObject_Call", obj, [obj, obj, obj])
+    decref = api("Py_DecRef", ir.VoidType(), [obj])
     if convention == "varargs":
         fn = ir.Function(module, ir.FunctionType(obj, [obj, obj, obj]), name)
         self_, args, kw = fn.args
@@ -376,25 +389,48 @@ def emit_pycall(module: ir.Module, convention: str, name: str | None = None) -> 
     batch = b.inttoptr(batch_word, batch_ty.as_pointer())
     b.call(batch, [zero, one, argp, strides, b.inttoptr(word(_W_TABS), F64P.as_pointer()),
                    b.inttoptr(word(_W_SCAL), F64P), out, st])
-    b.branch(bb["chk_head"])
-    # any status word set (error, NaN, argument check, out-of-grid warning): fallback
+    # an error, an argument check or a NaN result (status[0]), or a non-finite value: fallback
+    r = b.load(out)
+    dr = b.fsub(r, r)  # NaN exactly when r is ±inf or NaN: the fallback raises the error
+    failed = b.or_(b.icmp_signed("!=", b.load(st), zero), b.fcmp_unordered("uno", dr, dr))
+    b.cbranch(failed, bb["fallback"], bb["chk_head"])
+    # out-of-grid words (status[2 …]): the warner issues the warnings, then the value is returned
     b.position_at_end(bb["chk_head"])
     c = b.phi(I64, "c")
-    c.add_incoming(zero, run_it)
+    c.add_incoming(ir.Constant(I64, 2), run_it)
     b.cbranch(b.icmp_signed("<", c, nst), bb["chk_body"], bb["ret"])
     b.position_at_end(bb["chk_body"])
     c.add_incoming(b.add(c, one), bb["chk_body"])
-    b.cbranch(b.icmp_signed("!=", b.load(b.gep(st, [c])), zero), bb["fallback"], bb["chk_head"])
+    warn_bb = fn.append_basic_block("warn")
+    b.cbranch(b.icmp_signed("!=", b.load(b.gep(st, [c])), zero), warn_bb, bb["chk_head"])
+
+    b.position_at_end(warn_bb)
+    warner = word(_W_WARNER)
+    call_bb = fn.append_basic_block("warn_call")
+    b.cbranch(b.icmp_unsigned("==", warner, zero), bb["fallback"], call_bb)
+    b.position_at_end(call_bb)
+    addr = b.call(from_ptr, [b.bitcast(st, _PTR)])
+    tup_bb, tup_err, set_bb, err_bb, done_bb = (fn.append_basic_block(x) for x in (
+        "warn_tuple", "warn_tuple_err", "warn_set", "warn_err", "warn_done"))
+    b.cbranch(b.icmp_unsigned("==", addr, null), err_bb, tup_bb)
+    b.position_at_end(tup_bb)
+    tup = b.call(tuple_new, [one])
+    b.cbranch(b.icmp_unsigned("==", tup, null), tup_err, set_bb)
+    b.position_at_end(tup_err)
+    b.call(decref, [addr])
+    b.branch(err_bb)
+    b.position_at_end(set_bb)
+    b.call(tuple_set, [tup, zero, addr])  # steals the reference to addr
+    res = b.call(call_obj, [b.inttoptr(warner, obj), tup, null])
+    b.call(decref, [tup])
+    b.cbranch(b.icmp_unsigned("==", res, null), err_bb, done_bb)
+    b.position_at_end(done_bb)
+    b.call(decref, [res])
+    b.branch(bb["ret"])
+    b.position_at_end(err_bb)  # the warner raised (or memory ran out): its exception is the call's
+    b.ret(null)
 
     b.position_at_end(bb["ret"])
-    r = b.load(out)
-    nan_bb = fn.append_basic_block("nan")
-    ok_bb = fn.append_basic_block("ok")
-    dr = b.fsub(r, r)  # NaN exactly when r is ±inf or NaN: the fallback raises the error
-    b.cbranch(b.fcmp_unordered("uno", dr, dr), nan_bb, ok_bb)
-    b.position_at_end(nan_bb)
-    b.branch(bb["fallback"])
-    b.position_at_end(ok_bb)
     b.ret(b.call(from_double, [r]))
 
     b.position_at_end(bb["fallback"])
@@ -422,7 +458,7 @@ def _build_pycall() -> dict:
 
     eng = engine()
     h = hashlib.sha256()
-    for part in ("tlop-pycall-4", Path(__file__).read_text(), eng.describe()):
+    for part in ("tlop-pycall-5", Path(__file__).read_text(), eng.describe()):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()
@@ -506,6 +542,8 @@ class NativeCall:
         words[_W_O_NAMES], words[_W_O_DEFAULTS], words[_W_O_KINDS] = o_names, o_def, o_kind
         words[_W_O_TYPES], words[_W_O_CHANNELS], words[_W_O_CODE] = o_types, o_chan, o_code
         words[_W_STR] = id(str)
+        words[_W_WARNER] = 0
+        self.warner = None
         for k in range(n):
             words[o_names + k] = id(self.names[k])
             words[o_def + k] = _bits(defaults[k])
@@ -527,6 +565,13 @@ class NativeCall:
         """What answers every call the native path does not (kept alive here)."""
         self.fallback = fallback
         self.words[_W_FALLBACK] = id(fallback)
+
+    def set_warner(self, warner) -> None:
+        """What issues the out-of-grid warnings of a natively answered point (kept alive here):
+        called with the address of the status words (see the module docstring); None: such
+        points take the fallback."""
+        self.warner = warner
+        self.words[_W_WARNER] = 0 if warner is None else id(warner)
 
     def combo_index(self, channel_values: list) -> int:
         """The table index of the code for these channel arguments (in parameter order)."""

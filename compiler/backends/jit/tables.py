@@ -17,6 +17,10 @@ What it does:
   the proportional τ rule, non-negativity, the ``"chunks"`` rule for m past the grid), with every array access inside ``0 … n-1`` and
   the out-of-grid test of ``TableData._check_grid``.
 
+* :func:`status_words`, :func:`oog_word`, :func:`oog_count_word`: the layout of a batch loop's status words, where
+  the out-of-grid flag of each table slot and the point of its first lookup outside the grid
+  are kept (read by :mod:`tlop.backends.jit.oogwarn`).
+
 What it does not do: decide what an out-of-grid point means (the caller emits the error or the
 warning flag) or read profile files.
 """
@@ -31,7 +35,7 @@ from llvmlite import ir
 
 from tlop import ir as tir
 
-__all__ = ["ProfileLayout", "TableSlot", "emit_lookup", "F64", "I64", "I1", "F64P"]
+__all__ = ["ProfileLayout", "TableSlot", "emit_lookup", "status_words", "oog_word", "oog_count_word", "F64", "I64", "I1", "F64P"]
 
 F64 = ir.DoubleType()
 I64 = ir.IntType(64)
@@ -42,6 +46,28 @@ F64P = F64.as_pointer()
 LOOKUP_INLINE = "alwaysinline"
 #: function attributes of the grid search that llvmlite does not know by name
 _PURE_READ_ATTRS = ("memory(argmem: read)", "willreturn", "mustprogress", "nofree", "nosync")
+
+
+def status_words(ntables: int) -> int:
+    """How many ``i64`` status words a batch loop over a layout of ``ntables`` table slots
+    writes: ``[0]`` the error code and ``[1]`` the first failing point
+    (:mod:`tlop.backends.jit.codegen`); ``[2 + slot]`` 0, or the rank (1, 2, …) of that slot
+    among the slots whose lookups fell outside the grid under ``out_of_grid = "warn"``, in the
+    order of their first such lookup; then for each slot two words from :func:`oog_word`: that
+    lookup's ``m`` and ``tau`` as float64 bits (``tau`` 0 for a table over m only); last, the
+    count of such slots (:func:`oog_count_word`)."""
+    return 3 + 3 * ntables
+
+
+def oog_word(ntables: int, slot: int) -> int:
+    """The status word holding the ``m`` of the first out-of-grid lookup of ``slot`` (its
+    ``tau`` is the next word); see :func:`status_words`."""
+    return 2 + ntables + 2 * slot
+
+
+def oog_count_word(ntables: int) -> int:
+    """The status word counting the slots with an out-of-grid lookup; see :func:`status_words`."""
+    return 2 + 3 * ntables
 
 
 class TableSlot:
