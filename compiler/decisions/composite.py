@@ -121,8 +121,6 @@ def decision(pricer, library: str, collective: str, P: int, m: int, over: str) -
     """``(LibraryAlgorithm, params)`` the library runs for a call of ``collective`` on a
     communicator of P ranks (``over``: see :func:`sub_communicators`), None when tlop's catalogue
     does not list it or the library's tree has no leaf."""
-    from tlop.decisions.catalogue import find
-
     if library == "openmpi":
         from tlop.decisions.openmpi_defaults import decide
 
