@@ -20,6 +20,10 @@ a layout (``Layout``)
     ``mpirun --hostfile``; each host's slots filled in turn), or written ``4x8`` (4 nodes of 8
     ranks, filled in turn); it fixes P.
 
+``sequential`` and ``round_robin`` take an optional ``rack=R`` (``sequential(8, rack=4)``): nodes
+``0 … R−1`` form rack 0, the next R rack 1, … (``rack(x) = ⌊x / R⌋``, :meth:`Mapping.rack_of`),
+for the ``rack`` contention key.  Without it (and for layouts) the whole machine is one rack.
+
 What it does: parse the textual forms the command line takes (:func:`parse_mapping`), read and
 validate layout files with errors that name the file and the field, and compute node numbers
 for arrays of ranks (numpy, vectorised).  What it does not do: decide channels or contention —
@@ -58,6 +62,8 @@ class Mapping:
     """Base class: a rule placing ranks ``0 … P−1`` on nodes ``0 … nodes(P)−1``."""
 
     kind: str = ""
+    #: nodes per rack (None: the whole machine is one rack)
+    rack: Optional[int] = None
 
     def node_of(self, ranks, P: int):
         """Node number of each rank (an int for an int, an int array for an array)."""
@@ -66,6 +72,12 @@ class Mapping:
     def nodes(self, P: int) -> int:
         """How many nodes the mapping uses for ``P`` ranks."""
         raise NotImplementedError
+
+    def rack_of(self, nodes):
+        """Rack number of each node number (``⌊x / rack⌋``; 0 for every node without racks)."""
+        if self.rack is None:
+            return np.zeros_like(nodes) if isinstance(nodes, np.ndarray) else 0
+        return np.floor_divide(nodes, self.rack)
 
     def check(self, P: int) -> None:
         """Raise :class:`MappingError` when the mapping cannot place ``P`` ranks."""
@@ -83,7 +95,10 @@ def _positive_int(value, what: str) -> int:
 
 
 def _check_q_or_m(mapping, what: str) -> None:
-    """Exactly one of ``Q`` (ranks per node) and ``M`` (node count), a positive whole number."""
+    """Exactly one of ``Q`` (ranks per node) and ``M`` (node count), a positive whole number;
+    ``rack`` (nodes per rack) None or a positive whole number."""
+    if mapping.rack is not None:
+        _positive_int(mapping.rack, f"{what}: rack (nodes per rack)")
     if (mapping.Q is None) == (mapping.M is None):
         raise MappingError(f"{what}: give the ranks per node Q or the node count, not both")
     if mapping.Q is not None:
@@ -92,11 +107,18 @@ def _check_q_or_m(mapping, what: str) -> None:
         _positive_int(mapping.M, f"{what}: the node count")
 
 
+def _args(mapping) -> str:
+    """The arguments of a sequential or round-robin mapping's text form (parsed back by :func:`parse_mapping`)."""
+    first = str(mapping.Q) if mapping.Q is not None else f"nodes={mapping.M}"
+    return first if mapping.rack is None else f"{first}, rack={mapping.rack}"
+
+
 @dataclass(frozen=True)
 class Sequential(Mapping):
     """``node(p) = ⌊p / Q⌋``; give ``Q`` (ranks per node) or ``M`` (node count), not both."""
     Q: Optional[int] = None
     M: Optional[int] = None
+    rack: Optional[int] = None
     kind = "sequential"
 
     def __post_init__(self):
@@ -112,7 +134,7 @@ class Sequential(Mapping):
         return -(-P // self.per_node(P))
 
     def __str__(self) -> str:
-        return f"sequential({self.Q})" if self.Q is not None else f"sequential(nodes={self.M})"
+        return f"sequential({_args(self)})"
 
 
 @dataclass(frozen=True)
@@ -120,6 +142,7 @@ class RoundRobin(Mapping):
     """``node(p) = p mod M`` with ``M = ⌈P / Q⌉`` (give ``Q``) or ``M`` nodes (give ``M``)."""
     Q: Optional[int] = None
     M: Optional[int] = None
+    rack: Optional[int] = None
     kind = "round_robin"
 
     def __post_init__(self):
@@ -132,7 +155,7 @@ class RoundRobin(Mapping):
         return np.remainder(ranks, self.nodes(P))
 
     def __str__(self) -> str:
-        return f"round_robin({self.Q})" if self.Q is not None else f"round_robin(nodes={self.M})"
+        return f"round_robin({_args(self)})"
 
 
 @dataclass(frozen=True)
@@ -170,17 +193,20 @@ class Layout(Mapping):
         return f"layout {self.source} ({len(self.node)} ranks on {max(self.node) + 1} nodes)"
 
 
-def sequential(Q: Optional[int] = None, *, nodes: Optional[int] = None) -> Sequential:
-    """Ranks fill nodes in order, ``Q`` per node (``sequential(8)``) or on ``nodes`` nodes."""
-    return Sequential(Q=Q, M=nodes)
+def sequential(Q: Optional[int] = None, *, nodes: Optional[int] = None, rack: Optional[int] = None) -> Sequential:
+    """Ranks fill nodes in order, ``Q`` per node (``sequential(8)``) or on ``nodes`` nodes;
+    ``rack``: nodes per rack (default: one rack)."""
+    return Sequential(Q=Q, M=nodes, rack=rack)
 
 
-def round_robin(Q: Optional[int] = None, *, nodes: Optional[int] = None) -> RoundRobin:
-    """Ranks dealt to nodes in turn: ``⌈P/Q⌉`` nodes (``round_robin(8)``) or ``nodes`` nodes."""
-    return RoundRobin(Q=Q, M=nodes)
+def round_robin(Q: Optional[int] = None, *, nodes: Optional[int] = None, rack: Optional[int] = None) -> RoundRobin:
+    """Ranks dealt to nodes in turn: ``⌈P/Q⌉`` nodes (``round_robin(8)``) or ``nodes`` nodes;
+    ``rack``: nodes per rack (default: one rack)."""
+    return RoundRobin(Q=Q, M=nodes, rack=rack)
 
 
-_CALL = re.compile(r"^\s*(sequential|seq|round_robin|rr)\s*\(\s*(?:(nodes|Q)\s*=\s*)?([^)]*?)\s*\)\s*$")
+_CALL = re.compile(r"^\s*(sequential|seq|round_robin|rr)\s*\(\s*(?:(nodes|Q)\s*=\s*)?([^),]*?)\s*"
+                   r"(?:,\s*rack\s*=\s*([^)]*?)\s*)?\)\s*$")
 
 
 def parse_mapping(text: str) -> Mapping:
@@ -191,12 +217,16 @@ def parse_mapping(text: str) -> Mapping:
                            "round_robin(nodes=M) or a layout file")
     m = _CALL.match(text)
     if m:
-        fn, key, arg = m.groups()
+        fn, key, arg, rack = m.groups()
         if not re.fullmatch(r"[0-9]+", arg or ""):
             raise MappingError(f"--mapping {text}: the argument must be a positive whole number")
+        if rack is not None and not re.fullmatch(r"[0-9]+", rack):
+            raise MappingError(f"--mapping {text}: rack (nodes per rack) must be a whole number >= 1, "
+                               f"e.g. {fn}({arg}, rack=4)")
         n = int(arg)
+        r = None if rack is None else int(rack)
         make = sequential if fn in ("sequential", "seq") else round_robin
-        return make(nodes=n) if key == "nodes" else make(n)
+        return make(nodes=n, rack=r) if key == "nodes" else make(n, rack=r)
     bare = text.strip()
     if bare in ("sequential", "seq", "round_robin", "rr") and not Path(text).exists():
         fn = "sequential" if bare.startswith("seq") else "round_robin"
@@ -211,7 +241,7 @@ def parse_mapping(text: str) -> Mapping:
         return Layout(node=tuple(p // per for p in range(nodes * per)), source=text.strip())
     if re.match(r"^\s*\w+\s*\(", text):
         raise MappingError(f"--mapping {text}: unknown mapping; use sequential(Q), round_robin(Q), "
-                           f"round_robin(nodes=M), or the path of a layout file")
+                           f"round_robin(nodes=M) (each optionally with , rack=R), or the path of a layout file")
     return read_layout(text)
 
 

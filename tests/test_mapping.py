@@ -2,6 +2,7 @@
 command-line forms, and layout files with errors that name the field."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -105,3 +106,40 @@ def test_json_syntax_error_has_a_position(tmp_path):
     f.write_text('{"tlop_layout": 1,\n "ranks": [}')
     with pytest.raises(MappingError, match=r"broken.json:2:\d+: not valid JSON"):
         read_layout(f)
+
+
+@pytest.mark.parametrize("m", [sequential(8, rack=4), round_robin(8, rack=1), sequential(nodes=6, rack=2),
+                               round_robin(nodes=5, rack=3), sequential(8), round_robin(nodes=2)])
+def test_racks_are_part_of_the_mapping_and_its_text_round_trips(m):
+    again = parse_mapping(str(m))
+    assert again == m and hash(again) == hash(m) and again.rack == m.rack
+    assert (sequential(8, rack=4) == sequential(8)) is False   # racks change the mapping
+
+
+def test_rack_of_a_node():
+    m = sequential(2, rack=3)                     # nodes 0,1,2 rack 0; 3,4,5 rack 1; …
+    nodes = m.node_of(np.arange(14), 14)
+    assert list(m.rack_of(nodes)) == [0] * 6 + [1] * 6 + [2] * 2
+    assert list(round_robin(nodes=4, rack=2).rack_of(np.arange(4))) == [0, 0, 1, 1]
+    assert list(sequential(2).rack_of(nodes)) == [0] * 14 and sequential(2).rack_of(5) == 0  # no racks: one
+    assert Layout(node=(0, 1)).rack is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("sequential(8, rack=0)", "rack (nodes per rack) must be a whole number between 1 and"),
+    ("round_robin(8, rack=-2)", "rack (nodes per rack) must be a whole number >= 1"),
+    ("rr(nodes=4, rack=x)", "rack (nodes per rack) must be a whole number >= 1"),
+    ("seq(8, rack=2.5)", "must be a whole number >= 1"), ("sequential(8, 4)", "unknown mapping"),
+    ("sequential(8, rack=)", "must be a whole number >= 1"),
+])
+def test_bad_racks_are_clear_errors(text, message):
+    with pytest.raises(MappingError, match=re.escape(message)):
+        parse_mapping(text)
+
+
+@pytest.mark.parametrize("rack", [0, -1, 2.0, True, "4"])
+def test_bad_racks_in_the_api(rack):
+    with pytest.raises(MappingError, match=r"rack \(nodes per rack\)"):
+        sequential(8, rack=rack)
+    with pytest.raises(MappingError, match=r"rack \(nodes per rack\)"):
+        round_robin(nodes=3, rack=rack)
