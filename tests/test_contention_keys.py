@@ -50,6 +50,10 @@ TOY = {
     "pair": contention.ContentionKey(
         "pair", lambda s, d, within, ops: ((ops.floordiv(s, 2),) if within else (ops.floordiv(s, 2), ops.floordiv(d, 2))),
         lambda ch, within, k: f"{ch} rack {k}", "toy: racks of two nodes"),
+    # the mapping's racks (KeyOps.rack): a transfer counts in the rack it leaves and the rack it enters
+    "rack_pair": contention.ContentionKey(
+        "rack_pair", lambda s, d, within, ops: ((ops.rack(s),) if within else (ops.rack(s), ops.rack(d))),
+        lambda ch, within, k: f"{ch} rack {k} ↔", "toy: the mapping's racks, both ends"),
 }
 
 
@@ -134,3 +138,51 @@ def test_no_engine_keeps_its_own_copy_of_the_key_table_or_the_channel_choice():
                 if _COPIES.search(line):
                     offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def _keyed(net: str, shm: str = "node") -> ir.Program:
+    info = dict(MODULE.program.channel_info)
+    info["net"], info["shm"] = ir.ChannelInfo("between", net), ir.ChannelInfo("within", shm)
+    return dataclasses.replace(MODULE.program, channel_info=info)
+
+
+def _priced_alike(program, alg, mp, P, label):
+    """The price of ``alg`` at P over ``mp`` by the oracle, checked equal in the counting
+    reduction, the JIT (compiled for ``mp``: the rack size is one of its run-time mapping words)
+    and ``tlop explain`` (whose group labels must contain ``label``)."""
+    a = program.algorithms[alg]
+    env = bind_mapping(a, {"P": float(P), "m": 4096.0}, mp)
+    oracle = float(Interpreter(program, PROFILE, mp, "sort").eval(a.body, env))
+    counted = float(Interpreter(program, PROFILE, mp, "count").eval(a.body, env))
+    assert _close(counted, oracle), (P, mp, counted, oracle)
+    for closed in (False, True):
+        jit = compile_algorithm(program, alg, PROFILE, mapping=mp, closed_forms=closed)
+        assert _close(float(jit(P=P, m=4096.0)), oracle), (P, mp, closed, float(jit(P=P, m=4096.0)), oracle)
+    ex = explain_stages(program, a, PROFILE, mp, env, {"P": P, "m": "4 KiB"}, {"P": P, "m": 4096.0})
+    assert _close(ex.total, oracle)
+    labels = {g.label for st in ex.stages for ph in st.phases for g in ph.groups}
+    assert label is None or any(label in lab for lab in labels), labels
+    return oracle
+
+
+RACKED = [(alg, kind, Q, R) for alg, kind in (("ring", "sequential"), ("gather", "round_robin"), ("doubling", "sequential"))
+          for Q, R in ((2, 1), (2, 2), (1, 3))]
+
+
+_SIZES = {"ring": (8, 12, 16), "gather": (8, 12, 16), "doubling": (8, 16, 32)}
+
+
+def _racked(kind, Q, R):
+    return tlop.sequential(Q, rack=R) if kind == "sequential" else tlop.round_robin(Q, rack=R)
+
+
+@pytest.mark.parametrize("alg,kind,Q,R", RACKED)
+def test_a_key_over_the_mappings_racks_is_priced_identically_by_every_engine(toy_keys, alg, kind, Q, R):
+    program = _keyed("rack_pair", "rack_pair")
+    d = derive(program, program.algorithms[alg], kind)
+    assert not d.ok and "contention 'rack_pair'" in d.reason  # racks are not per node: no closed form
+    for P in _SIZES[alg]:
+        mp = _racked(kind, Q, R)
+        price = _priced_alike(program, alg, mp, P, "rack")
+        if R == 1:  # a rack per node: the node key within nodes, either between them
+            assert _close(price, _priced_alike(_keyed("either"), alg, mp, P, None))

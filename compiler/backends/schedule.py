@@ -43,7 +43,7 @@ import numpy as np
 
 from tlop import ir
 from tlop.backends.enumeration import MAX_ELEMENTS, StageEnumerator
-from tlop.ir.taulop import NUMPY_OPS, NumericGroups, key_of, phase_sum, reduce_groups, schedule_channels, \
+from tlop.ir.taulop import NumericGroups, numpy_ops, key_of, phase_sum, reduce_groups, schedule_channels, \
     send_channel
 
 __all__ = ["StageEvaluator", "StageDetail", "SEND_TRANSMISSION", "MAX_ELEMENTS"]
@@ -168,6 +168,7 @@ class StageEvaluator(StageEnumerator):
             same = sn == dn
             ci, cx = chans.index(intra), chans.index(inter)
             ch = send_channel(same, ci, cx)
+            ops = numpy_ops(mapping)
             seqno = np.arange(len(size))
             for c, name in ((ci, intra), (cx, inter)):
                 sel = np.flatnonzero(ch == c)
@@ -175,7 +176,7 @@ class StageEvaluator(StageEnumerator):
                     continue
                 # the groups the channel's contention key puts each send in (one or two)
                 keys = [(sel, np.asarray(k, dtype=np.int64))
-                        for k in key_of(self.program, name).groups(sn[sel], dn[sel], c == ci, NUMPY_OPS)]
+                        for k in key_of(self.program, name).groups(sn[sel], dn[sel], c == ci, ops)]
                 for members, key in keys:
                     if len(members):
                         rows.append((ph[members], np.full(len(members), c), key, size[members], weight[members],

@@ -103,6 +103,7 @@ def _mapping_data(mapping, layout: ProfileLayout, config_fields: tuple = ()):
     if mapping.kind in ("sequential", "round_robin"):
         words[0] = np.nan if mapping.Q is None else float(mapping.Q)
         words[1] = np.nan if mapping.M is None else float(mapping.M)
+        words[4] = np.nan if mapping.rack is None else float(mapping.rack)
     else:
         nodes = np.ascontiguousarray(np.asarray(mapping.node, dtype=np.float64))
         words[2] = float(len(mapping.node))

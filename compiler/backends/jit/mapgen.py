@@ -2,11 +2,13 @@
 
 What it does: :class:`MappingCode` (a base of :class:`tlop.backends.jit.loopgen.NativeLoops`, so of
 both schedule generators) reads the mapping's run-time words (:data:`MAP_WORDS`: Q, the node
-count, a layout's P and node count; a layout's rank → node table after the profile's tables) and
+count, a layout's P and node count, the nodes per rack; a layout's rank → node table after the
+profile's tables) and
 gives, for the mapping kind compiled in (:data:`MAPPING_KINDS`), the divisor and node count for a
 process count (:meth:`MappingCode.mapping`), a rank's node (:meth:`MappingCode.node_of`), whether
 a process count is one the mapping places (:meth:`MappingCode.placeable`), Q of a closed form
-(:meth:`MappingCode.ranks_per_node`) and the IR's ``node(p)`` (:meth:`MappingCode.gen_NodeOf`),
+(:meth:`MappingCode.ranks_per_node`), the nodes per rack of the ``rack`` contention key
+(:meth:`MappingCode.nodes_per_rack`) and the IR's ``node(p)`` (:meth:`MappingCode.gen_NodeOf`),
 with :class:`tlop.runtime.mapping`'s meaning.
 
 What it does not do: write the mapping's words (:func:`tlop.backends.jit.evaluator` fills them),
@@ -28,9 +30,9 @@ from tlop.backends.jit.tables import F64, I64, _np_max
 __all__ = ["MappingCode", "MAP_WORDS", "MAPPING_KINDS"]
 
 #: the mapping words after the profile's scalars: Q (NaN if not given), the node count M (NaN
-#: if not given), a layout's P and node count; a layout's rank → node table (doubles) is the
-#: table pointer after the profile's tables
-MAP_WORDS = 4
+#: if not given), a layout's P and node count, the nodes per rack (NaN: one rack); a layout's
+#: rank → node table (doubles) is the table pointer after the profile's tables
+MAP_WORDS = 5
 MAPPING_KINDS = ("sequential", "round_robin", "layout")
 
 
@@ -72,6 +74,17 @@ class MappingCode:
         if self.kind == "sequential":
             return b.select(b.fcmp_ordered("ord", Q, Q), Q, b.call(self.intrinsic("llvm.ceil"), [b.fdiv(P, M)]))
         return Q
+
+    def nodes_per_rack(self):
+        """The mapping's nodes per rack as an i64 (loaded once, in the entry block); without
+        racks 2^62, so that every node is in rack 0 (:meth:`tlop.runtime.mapping.Mapping.rack_of`)."""
+        cg = self.cg
+        base = cg.layout.grid_base + len(cg.layout.tables)
+
+        def load(b):
+            R = b.load(b.gep(cg.scal, [_c(base + 4)]))
+            return b.select(b.fcmp_ordered("ord", R, R), b.fptosi(R, I64), _c(1 << 62))
+        return cg.at_entry(("nodes per rack",), load)
 
     def node_of(self, p, d):
         """The node of rank ``p`` (a checked double) as an i64."""

@@ -83,14 +83,18 @@ def _c(v: int):
 class _LlvmKeyOps:
     """:class:`tlop.ir.taulop.KeyOps` on LLVM i64 node numbers."""
 
-    def __init__(self, b):
+    def __init__(self, b, gen):
         self.b = b
+        self.gen = gen  # the stage generator (its mapping code: the nodes per rack)
 
     def const(self, like, value):
         return _c(value)
 
     def floordiv(self, x, k):
         return self.b.sdiv(x, _c(k))  # node numbers are >= 0: truncation is floor
+
+    def rack(self, x):
+        return self.b.sdiv(x, self.gen.nodes_per_rack())
 
 
 class _State:
@@ -303,7 +307,7 @@ class StageGen(NativeLoops, StageReduction):
                 sn, dn = self.node_of(src, s.d), self.node_of(dst, s.d)
                 # the channel of the send (tlop.ir.taulop.send_channel), as a branch; then the
                 # groups its contention key puts it in
-                ops = _LlvmKeyOps(b)
+                ops = _LlvmKeyOps(b, self)
                 with b.if_else(b.icmp_signed("==", sn, dn)) as (same, other):
                     with same:
                         for key in self.key_i.groups(sn, dn, True, ops):

@@ -13,8 +13,9 @@ What it does: states, once, the two decisions that turn a schedule's sends into 
   group of its destination node; the phase's maximum then takes the larger of the two).
 
 The key functions are written over an abstract pair of ends and a small :class:`KeyOps`
-(a constant; integer division for keys coarser than a node), so every engine instantiates the
-same table: numpy arrays (:data:`NUMPY_OPS`, the interpreter and the counting reduction), LLVM
+(a constant; integer division for keys coarser than a node; the rack of a node, from the
+mapping's nodes per rack), so every engine instantiates the same table: numpy arrays
+(:func:`numpy_ops` of the mapping, the interpreter and the counting reduction), LLVM
 values (the JIT's stage code), and :class:`SymbolicEnds` (closed forms count, for transfers that
 leave and enter every node alike, the members of a node's group; a key they cannot count gives no
 closed form).  ``tlop explain`` labels groups with :attr:`ContentionKey.label`.  Adding a key is
@@ -33,7 +34,7 @@ from typing import Any, Callable, Optional, Protocol
 import numpy as np
 
 __all__ = ["ContentionKey", "KeyOps", "KEYS", "CONTENTION_KEYS", "DEFAULT_KEY", "key_of", "schedule_channels",
-           "send_channel", "NUMPY_OPS", "SymbolicEnds", "per_node_group"]
+           "send_channel", "NUMPY_OPS", "numpy_ops", "SymbolicEnds", "per_node_group"]
 
 
 class KeyOps(Protocol):
@@ -44,6 +45,10 @@ class KeyOps(Protocol):
 
     def floordiv(self, x, k: int):
         """``x div k`` of a (non-negative) node number ``x``."""
+
+    def rack(self, x):
+        """The rack of node ``x``: ``x div R`` for the mapping's ``R`` nodes per rack
+        (:meth:`tlop.runtime.mapping.Mapping.rack_of`); 0 when the mapping gives no racks."""
 
 
 @dataclass(frozen=True)
@@ -119,15 +124,27 @@ def send_channel(same_node, within, between, select=np.where):
 
 
 class _NumpyOps:
+    def __init__(self, rack_of: Optional[Callable] = None):
+        self.rack_of = rack_of
+
     def const(self, like, value):
         return np.full(len(like), value, dtype=np.int64)
 
     def floordiv(self, x, k):
         return np.asarray(x, dtype=np.int64) // k
 
+    def rack(self, x):
+        x = np.asarray(x, dtype=np.int64)
+        return np.zeros_like(x) if self.rack_of is None else np.asarray(self.rack_of(x), dtype=np.int64)
 
-#: :class:`KeyOps` over numpy arrays of node numbers
+
+#: :class:`KeyOps` over numpy arrays of node numbers, for a mapping without racks
 NUMPY_OPS = _NumpyOps()
+
+
+def numpy_ops(mapping) -> KeyOps:
+    """:class:`KeyOps` over numpy arrays of node numbers of ``mapping`` (its racks)."""
+    return _NumpyOps(mapping.rack_of) if getattr(mapping, "rack", None) is not None else NUMPY_OPS
 
 
 class _Uncountable(Exception):
@@ -144,6 +161,9 @@ class SymbolicEnds:
         raise _Uncountable
 
     def floordiv(self, x, k):
+        raise _Uncountable
+
+    def rack(self, x):
         raise _Uncountable
 
 
