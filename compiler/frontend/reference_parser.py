@@ -21,6 +21,7 @@ from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy  
 from tlop.frontend import ast as A
 from tlop.runtime.diagnostics import DiagnosticSink, Source, Span, TlopError  # noqa: F401
 from tlop.frontend.limits import MAX_CHAIN_TERMS, MAX_NESTING, deep
+from tlop.ir.taulop.contention import CONTENTION_KEYS
 from tlop._antlr.TlopLexer import TlopLexer
 from tlop._antlr.TlopParser import TlopParser
 from tlop._antlr.TlopVisitor import TlopVisitor
@@ -161,12 +162,10 @@ def _split_number(text: str):
     return float(num), unit
 
 
-#: the soft words of a channel declaration: ``within node`` / ``between nodes`` and the
-#: contention keys after ``contention`` — the keys of the one table
-#: (:data:`tlop.ir.taulop.contention.KEYS`, which imports numpy: the parser does not import it, and
-#: tests/test_contention_keys.py holds the two equal)
+#: the soft words of a channel declaration: ``within node`` / ``between nodes``; the contention
+#: keys after ``contention`` are the names of the one table (:data:`tlop.ir.taulop.contention.KEYS`,
+#: imported without numpy)
 CHANNEL_PLACEMENTS = {"within": "node", "between": "nodes"}
-CONTENTION_KEYS = ("node", "dst_node", "src_node", "either", "all")
 
 
 class _Builder(TlopVisitor):

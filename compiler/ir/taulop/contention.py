@@ -31,8 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
-import numpy as np
-
 __all__ = ["ContentionKey", "KeyOps", "KEYS", "CONTENTION_KEYS", "DEFAULT_KEY", "key_of", "schedule_channels",
            "send_channel", "NUMPY_OPS", "numpy_ops", "SymbolicEnds", "per_node_group"]
 
@@ -117,23 +115,32 @@ def schedule_channels(program) -> tuple:
     return within, between, problem
 
 
-def send_channel(same_node, within, between, select=np.where):
+def send_channel(same_node, within, between, select=None):
     """The channel of a send: ``within`` where its ends share a node (``same_node``), else
-    ``between`` (``select(cond, a, b)`` in the engine's representation)."""
+    ``between`` (``select(cond, a, b)`` in the engine's representation; default ``numpy.where``)."""
+    if select is None:
+        import numpy as np
+        select = np.where
     return select(same_node, within, between)
 
 
 class _NumpyOps:
+    """:class:`KeyOps` over numpy arrays (numpy is imported on use: the front end reads this
+    module's key names without it)."""
+
     def __init__(self, rack_of: Optional[Callable] = None):
         self.rack_of = rack_of
 
     def const(self, like, value):
+        import numpy as np
         return np.full(len(like), value, dtype=np.int64)
 
     def floordiv(self, x, k):
+        import numpy as np
         return np.asarray(x, dtype=np.int64) // k
 
     def rack(self, x):
+        import numpy as np
         x = np.asarray(x, dtype=np.int64)
         return np.zeros_like(x) if self.rack_of is None else np.asarray(self.rack_of(x), dtype=np.int64)
 
