@@ -186,3 +186,40 @@ def test_a_key_over_the_mappings_racks_is_priced_identically_by_every_engine(toy
         price = _priced_alike(program, alg, mp, P, "rack")
         if R == 1:  # a rack per node: the node key within nodes, either between them
             assert _close(price, _priced_alike(_keyed("either"), alg, mp, P, None))
+
+
+#: the τ-Lop platform with the network contending per destination rack (``contention rack``)
+RACK_PROGRAM = tlop.loads(SOURCE.replace("contention dst_node", "contention rack"), "rack.tlop").program
+
+
+@pytest.mark.parametrize("alg,kind,Q,R", RACKED + [("gather", "sequential", 1, 4), ("ring", "round_robin", 4, 2)])
+def test_the_rack_key_is_priced_identically_by_every_engine(tmp_path, monkeypatch, alg, kind, Q, R):
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(tmp_path))
+    assert RACK_PROGRAM.channel_info["net"].contention == "rack"  # the platform language accepts it
+    d = derive(RACK_PROGRAM, RACK_PROGRAM.algorithms[alg], kind)
+    assert not d.ok and "contention 'rack'" in d.reason  # racks are not per node: no closed form
+    for P in _SIZES[alg]:
+        mp = _racked(kind, Q, R)
+        price = _priced_alike(RACK_PROGRAM, alg, mp, P, "→ rack")
+        # within a node the key is `node`: the same price with it declared on shm too
+        assert _close(price, _priced_alike(_keyed("rack", "rack"), alg, mp, P, "→ rack"))
+        if R == 1:  # a rack per node: the groups of dst_node
+            assert _close(price, _priced_alike(MODULE.program, alg, mp, P, None))
+
+
+@pytest.mark.parametrize("alg,kind,Q", [("ring", "sequential", 2), ("gather", "round_robin", 2),
+                                         ("doubling", "sequential", 1), ("gather", "sequential", 1)])
+def test_one_rack_holding_every_node_is_the_all_key_and_smaller_racks_are_neither(tmp_path, monkeypatch, alg, kind, Q):
+    """rack(x) = ⌊x / R⌋ is 0 for every node when R >= the node count (and without racks): every
+    transfer between nodes then enters rack 0, one group per phase — the ``all`` key's groups."""
+    monkeypatch.setenv("TLOP_CACHE_DIR", str(tmp_path))
+    other = set()
+    for P in _SIZES[alg]:
+        nodes = _racked(kind, Q, 1).nodes(P)
+        every = _priced_alike(_keyed("all"), alg, _racked(kind, Q, 1), P, None)
+        for R in (nodes, nodes + 5, None):
+            assert _close(_priced_alike(RACK_PROGRAM, alg, _racked(kind, Q, R), P, "→ rack 0"), every), (P, R)
+        middle = _priced_alike(RACK_PROGRAM, alg, _racked(kind, Q, 2), P, "→ rack 1")
+        per_node = _priced_alike(MODULE.program, alg, _racked(kind, Q, 2), P, None)
+        other.add((_close(middle, every), _close(middle, per_node)))
+    assert (False, False) in other  # racks of two nodes differ from both ends: the key is really used

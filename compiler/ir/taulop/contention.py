@@ -80,6 +80,10 @@ _TABLE = (
                   "a transfer counts in the group of its source node and of its destination node"),
     ContentionKey("all", lambda s, d, within, ops: (ops.const(s, 0),), lambda ch, within, k: f"{ch} (all nodes)",
                   "one group per channel and phase, whatever the nodes (the channel as one shared resource)"),
+    ContentionKey("rack", lambda s, d, within, ops: (s,) if within else (ops.rack(d),),
+                  lambda ch, within, k: f"{ch} node {k}" if within else f"{ch} → rack {k}",
+                  "between nodes, the transfers entering one rack (the mapping's racks; without them the "
+                  "whole machine is one rack); inside a node, as node"),
 )
 
 #: name -> :class:`ContentionKey`, in the order the platform language lists them
