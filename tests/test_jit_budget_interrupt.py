@@ -113,6 +113,22 @@ def test_ctrl_c_stops_a_long_native_evaluation():
     assert "interrupted after" in out
 
 
+def test_ctrl_c_stops_the_whole_batch_not_only_the_running_point():
+    """A point that saw Ctrl-C stops its loops; the batch must stop too.  Before it did, every
+    later point ran up to its own first poll (2^14 iterations, ~0.1 ms here): with 4·10^6 points
+    that is minutes after the signal even on an idle machine, past the handshake's bound — so
+    this fails without the batch-level stop, whatever the load.  (Arrays for every argument: a
+    scalar argument would compile a variant after "ready", and a signal during that compile is
+    Python's to handle.)"""
+    source = LONG.replace("n = 100000", "n = 4 * 10 ** 6\nargs = {k: np.full(n, v) for k, v in (('P', 4096.0), ('m', 1000.0), ('K', 1000.0))}").replace(
+        "ev.batch(P=np.full(n, 4096.0), m=np.full(n, 1000.0), K=np.full(n, 1000.0))", "ev.batch(**args)")
+    assert "n = 4 * 10 ** 6" in source and "ev.batch(**args)" in source  # the arrays exist before "ready"
+    out, err, returncode = interrupt_until_it_stops(source)
+    assert "finished" not in out
+    assert returncode == 3, (out, err)
+    assert "interrupted after" in out
+
+
 LONG_SUM = textwrap.dedent('''
     import sys, time
     import numpy as np

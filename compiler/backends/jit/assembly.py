@@ -122,7 +122,9 @@ class ModuleAssembly:
     def _emit_batch(self, core):
         """The batch loop.  Every point is evaluated and stored (the cost function is inlined;
         a point whose arguments fail the checks stores NaN), and the loop only accumulates
-        whether anything failed — no early exit, so the body is straight-line code: LLVM
+        whether anything failed — no early exit except after a Ctrl-C a point's loops saw (only
+        in programs with loops, and tested only after a point flagged an error), so the body of a
+        point that succeeds is straight-line code: LLVM
         hoists whatever does not depend on the point and can vectorise cost functions without
         searches.  Arguments of ``scalar_mask`` are read once, before the loop.
 
@@ -176,6 +178,18 @@ class ModuleAssembly:
         r = b.call(core, [buf, tabs, scal, st, i, started], attrs=BATCH_CALL_ATTRS)
         v = b.select(ok, r, _NAN)
         b.store(v, b.gep(out, [i]))
+        if self.sigcount is not None:
+            # the point's loops poll for Ctrl-C and stop on it, flagging an evaluation error:
+            # then the batch stops too (else every later point would run up to its first poll,
+            # which for 10^5 points is seconds).  Polled only after a flagged error: the
+            # straight-line path of a point that succeeded gains one load and a branch.
+            more = fn.append_basic_block("more")
+            check = fn.append_basic_block("interrupted")
+            b.cbranch(b.icmp_signed("!=", b.load(st), ir.Constant(I64, 0)), check, more)
+            b.position_at_end(check)
+            hit = b.call(self._interrupt_function(_interrupt.POLL_FUNCTION, I1, [I64]), [started])
+            b.cbranch(hit, done, more)
+            b.position_at_end(more)
         i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
         dv = b.fsub(v, v)  # NaN exactly when v is ±inf or NaN: a non-finite cost fails
         bad.add_incoming(b.or_(bad, b.fcmp_unordered("uno", dv, dv)), b.block)
