@@ -139,7 +139,8 @@ def traffic(h, P: int, m: int, **args) -> dict:
     from tlop.backends.binding import bind_mapping
     from tlop.runtime.profile import load_profile
 
-    values = {"P": P, "m": m, **args}
+    names = {p.name for p in h.ir.params}  # a barrier has no m
+    values = {k: v for k, v in {"P": P, "m": m, **args}.items() if k in names}
     env = h.bind({k: str(v) for k, v in values.items()}, strings=True)
     mapping = tlop.sequential(4)
     shown = {p.name: str(values.get(p.name, env[p.name])) for p in h.ir.params}

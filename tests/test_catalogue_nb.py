@@ -23,36 +23,22 @@ import numpy as np
 import pytest
 
 import tlop
-from tlop.decisions.catalogue import COLLECTIVES, catalogue, find
+from tlop.decisions.catalogue import COLLECTIVES, find
 from tlop.decisions.catalogue.nonblocking import SCHED
 
 
 def traffic(schedule: str, P: int, m: int, fixed: dict, token: bool) -> dict:
-    """{(src, dst): (bytes, messages)} of the stdlib schedule (τ-Lop) at (P, m): every send of
-    its stages (the reference interpreter's), an exchange counted once each way; ``token``:
-    the barrier's 1-byte tokens count as the library's 0 bytes."""
-    from tlop.analysis.stages import explain_stages
-    from tlop.backends.binding import bind_mapping
-    from tlop.runtime.profile import load_profile
+    """{(src, dst): (bytes, messages)} of the stdlib schedule ``module:name`` (τ-Lop) at (P, m):
+    test_catalogue_b's reading of its stages (an exchange counted once each way), with only the
+    parameters the schedule declares; ``token``: the barrier's 1-byte tokens count as the
+    library's 0 bytes."""
+    from test_catalogue_b import traffic as schedule_traffic
 
     mod, name = schedule.split(":")
     h = tlop.load(mod)[name]
     names = {p.name for p in h.ir.params}
-    values = {k: v for k, v in {"P": P, "m": m, **fixed}.items() if k in names}
-    env = h.bind({k: str(v) for k, v in values.items()}, strings=True)
-    mapping = tlop.sequential(4)
-    shown = {p.name: str(values.get(p.name, env[p.name])) for p in h.ir.params}
-    e = explain_stages(h.module.program, h.ir, load_profile("metropolis"), mapping,
-                       bind_mapping(h.ir, env, mapping), shown, shown)
-    nbytes: Counter = Counter()
-    count: Counter = Counter()
-    for s in e.stages:
-        for src, dst, size, w, _ch, _ph in s.sends:
-            for pair in ([(src, dst), (dst, src)] if w == 2 else [(src, dst)]):
-                pair = (int(pair[0]), int(pair[1]))
-                nbytes[pair] += 0 if token else int(size)
-                count[pair] += 1
-    return {k: (nbytes[k], count[k]) for k in count}
+    sent = schedule_traffic(h, P, m, **{k: v for k, v in fixed.items() if k in names})
+    return {k: (0 if token else nbytes, n) for k, (nbytes, n) in sent.items()}
 
 
 # ---------------------------------------------------------------- (1) the catalogue and prices

@@ -377,14 +377,11 @@ int main(int argc, char **argv) {
 """
 
 
-def test_the_example_nccl_tuner_picks_what_the_csv_rows_name(tmp_path, monkeypatch):
-    """NVIDIA's example plugin itself (tests/data/nccl_tuner_example, compiled; no GPU needed) reads
-    the written CSV and picks each rule's algorithm, protocol and channels; a size no row covers —
-    and any communicator size without rows — gets its one channel."""
+def build_plugin_driver(tmp_path) -> Path:
+    """NVIDIA's example tuner plugin (tests/data/nccl_tuner_example) compiled with :data:`_DRIVER`
+    into ``tmp_path/driver``; skips the test when there is no C compiler."""
     import shutil
     import subprocess
-
-    from tlop.runtime.mapping import parse_mapping
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -393,6 +390,18 @@ def test_the_example_nccl_tuner_picks_what_the_csv_rows_name(tmp_path, monkeypat
     (tmp_path / "driver.c").write_text(_DRIVER)
     subprocess.run([cc, "-w", "-I", str(src), "-I", str(src / "nccl"), "-o", str(tmp_path / "driver"),
                     str(tmp_path / "driver.c")], check=True, capture_output=True)
+    return tmp_path / "driver"
+
+
+def test_the_example_nccl_tuner_picks_what_the_csv_rows_name(tmp_path, monkeypatch):
+    """NVIDIA's example plugin itself (tests/data/nccl_tuner_example, compiled; no GPU needed) reads
+    the written CSV and picks each rule's algorithm, protocol and channels; a size no row covers —
+    and any communicator size without rows — gets its one channel."""
+    import subprocess
+
+    from tlop.runtime.mapping import parse_mapping
+
+    build_plugin_driver(tmp_path)
     nccl = lambda coll, name: alg("nccl", coll, name, name)  # noqa: E731
     rules = [Rule("allreduce", 16, 0, nccl("allreduce", "tree"), {"protocol": "ll", "channels": 2}),
              Rule("allreduce", 16, 65536, nccl("allreduce", "ring"), {"protocol": "simple", "channels": 8}),

@@ -7,7 +7,6 @@ No GPU is used: NCCL itself is never run."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -197,15 +196,9 @@ def test_nvidias_example_plugin_answers_the_tables_algorithm_and_protocol(tmp_pa
     """The example tuner plugin (tests/data/nccl_tuner_example, compiled as test_decisions_files
     does) reads the written CSV; for sample sizes it returns the table's algorithm and protocol and
     the CSV's channel count."""
-    from test_decisions_files import _DRIVER
+    from test_decisions_files import build_plugin_driver
 
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler for the example NCCL tuner plugin")
-    src = Path(__file__).parent / "data" / "nccl_tuner_example"
-    (tmp_path / "driver.c").write_text(_DRIVER)
-    subprocess.run([cc, "-w", "-I", str(src), "-I", str(src / "nccl"), "-o", str(tmp_path / "driver"),
-                    str(tmp_path / "driver.c")], check=True, capture_output=True)
+    build_plugin_driver(tmp_path)
     conf = tmp_path / "nccl.csv"
     assert main(["tune", "P=8,16", "m=1KiB..64MiB:x4", "--collective", "allreduce,allgather,bcast", "--library",
                  "nccl", "--profile", PROFILE, "--mapping", MAPPING, "--nccl", str(conf)]) == 0
@@ -231,15 +224,9 @@ def test_nvidias_example_plugin_answers_pat_with_one_gpu_per_node(tmp_path, monk
     """With one GPU per node the table picks PAT (NCCL_ALGO_PAT = 6, Simple) for small allgathers
     and reduce-scatters and ring for large ones; the CSV names it and the example plugin, compiled
     and fed the CSV, answers it (no GPU here: the plugin's answer is checked, not NCCL running PAT)."""
-    from test_decisions_files import _DRIVER
+    from test_decisions_files import build_plugin_driver
 
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler for the example NCCL tuner plugin")
-    src = Path(__file__).parent / "data" / "nccl_tuner_example"
-    (tmp_path / "driver.c").write_text(_DRIVER)
-    subprocess.run([cc, "-w", "-I", str(src), "-I", str(src / "nccl"), "-o", str(tmp_path / "driver"),
-                    str(tmp_path / "driver.c")], check=True, capture_output=True)
+    build_plugin_driver(tmp_path)
     conf = tmp_path / "nccl.csv"
     assert main(["tune", "P=8,16", "m=1KiB..64MiB:x8", "--collective", "allgather,reduce_scatter", "--library",
                  "nccl", "--profile", PROFILE, "--mapping", "sequential(1)", "--nccl", str(conf)]) == 0
