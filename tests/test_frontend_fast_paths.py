@@ -122,8 +122,10 @@ def test_skipping_small_algorithms_reports_the_same_errors():
 
 
 def test_direct_init_keeps_the_dataclass_signature():
-    classes = [c for c in vars(ir.nodes).values()
-               if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == ir.nodes.__name__]
+    from tlop.ir import program  # the declaration classes (ir.nodes imports them last)
+
+    classes = [c for mod in (ir.nodes, program) for c in vars(mod).values()
+               if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == mod.__name__]
     assert len(classes) > 25
     for cls in classes:
         fields = dataclasses.fields(cls)

@@ -191,8 +191,8 @@ def test_the_taulop_platform_declares_the_reference_choice():
 
 
 def test_channel_declaration_errors():
-    with pytest.raises(TlopError, match="'contention' takes one of node, dst_node, src_node, either"):
-        tlop.loads("channel shm within node contention rack")
+    with pytest.raises(TlopError, match="'contention' takes one of node, dst_node, src_node, either, all, rack"):
+        tlop.loads("channel shm within node contention switch")
     with pytest.raises(TlopError, match="expected 'between nodes'"):
         tlop.loads("channel net between racks")
     with pytest.raises(TlopError, match="unexpected 'fast' in a channel declaration"):
