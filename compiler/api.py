@@ -304,7 +304,7 @@ class AlgorithmHandle:
         """A JIT-compiled evaluator for ``profile`` (see ``tlop.backends.jit``); an algorithm
         ``over`` a process mapping is compiled for ``mapping`` (``tlop.sequential(8)`` or its
         text).  Schedules in LogGP and pLogP (dataflow programs) are compiled by the dataflow
-        back end of the JIT (:mod:`tlop.backends.jit.dataflowgen`); what the JIT refuses raises
+        back end of the JIT (``tlop.backends.jit.dataflowgen``); what the JIT refuses raises
         :class:`tlop.backends.jit.NotCompilable` (a TlopError): evaluate it with :meth:`evaluate`."""
         from tlop.backends.jit import compile_algorithm
 

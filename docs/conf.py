@@ -22,8 +22,8 @@ nitpick_ignore = [
     ("py:class", "pathlib.Path"),
     ("py:class", "numpy.ndarray"),
     ("py:mod", "pickle"),
-    ("py:class", "tlop.ir.nodes.Program"),
-    ("py:class", "tlop.ir.nodes.Algorithm"),
+    ("py:class", "tlop.ir.program.Program"),
+    ("py:class", "tlop.ir.program.Algorithm"),
     ("py:class", "tlop.runtime.diagnostics.Source"),
 ]
 
