@@ -24,7 +24,9 @@ transmission T[shm](m) = o[shm](m) + L[shm](m,1)
 N = 1500
 
 
-def test_a_long_chain_evaluates_and_shows_as_one_term(tmp_path, capsys, monkeypatch):
+def count_decisions(monkeypatch) -> dict:
+    """``{"n": …}``: how many channel and size questions the ‖ expansion's decider is asked from
+    now on (monkeypatched for the test)."""
     calls = {"n": 0}
     real = expand._Decider._decide
 
@@ -33,6 +35,11 @@ def test_a_long_chain_evaluates_and_shows_as_one_term(tmp_path, capsys, monkeypa
         return real(self, cond)
 
     monkeypatch.setattr(expand._Decider, "_decide", counting)
+    return calls
+
+
+def test_a_long_chain_evaluates_and_shows_as_one_term(tmp_path, capsys, monkeypatch):
+    calls = count_decisions(monkeypatch)
     chain = tlop.loads(PLATFORM + "algorithm a(m: bytes) = " + " || ".join(["T[shm](m)"] * N))
     one = tlop.loads(PLATFORM + f"algorithm a(m: bytes) = {N} || T[shm](m)")
     with pytest.warns(UserWarning, match="tau = 1500"):                  # τ = 1500 is past the table

@@ -203,16 +203,9 @@ def test_a_parallel_chain_decides_each_distinct_condition_once(monkeypatch):
     """``T‖T‖…‖T`` (n items) asked n² channel and size comparisons, each constant-folded: 800
     items took 8 s.  Equal conditions are now decided once, and asked once per pair of distinct
     expressions (tests/test_parallel_chain.py: 1,500 terms)."""
-    from tlop.ir.taulop import expand
+    from test_parallel_chain import count_decisions
 
-    calls = {"n": 0}
-    real = expand._Decider._decide
-
-    def counting(self, cond):
-        calls["n"] += 1
-        return real(self, cond)
-
-    monkeypatch.setattr(expand._Decider, "_decide", counting)
+    calls = count_decisions(monkeypatch)
     n = 200
     m = tlop.loads('import "taulop/platform.tlop"\nalgorithm a(m: bytes) = ' + " || ".join(["T[shm](m)"] * n))
     one = tlop.loads('import "taulop/platform.tlop"\nalgorithm a(m: bytes) = 200 || T[shm](m)')
