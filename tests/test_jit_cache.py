@@ -331,3 +331,45 @@ def test_a_new_deep_cache_directory_is_created_private_and_said(tmp_path):
     assert (deep / "key").stat().st_mode & 0o777 == 0o600
     r2 = _run(_COMPILE_ONE, env, tmp_path)
     assert r2.stdout == r.stdout and "created" not in r2.stderr  # the second run just uses it
+
+
+def test_modules_that_differ_only_in_how_a_dataflow_send_is_priced_get_their_own_code(cache_dir):
+    """A LogGP schedule calls the platform's ``send_overhead`` … ``recv_overhead`` by name, not
+    through its body: the code key covers them.  Two modules identical but for ``recv_overhead``
+    once shared one compiled object (the second got the first's numbers), in either order."""
+    import warnings
+
+    import numpy as np
+
+    from tlop.runtime.profile import profile_from_dict
+
+    def module(recv):
+        return tlop.loads(textwrap.dedent(f"""
+            model loggp
+            param L: time
+            param o: time
+            param g: time
+            param G: time/bytes
+            algorithm send_overhead(m: bytes) = o
+            algorithm send_gap(m: bytes) = max(o, g + (m - 1B) * G)
+            algorithm delivery(m: bytes) = o + L + (m - 1B) * G + o
+            algorithm recv_overhead(m: bytes) = {recv}
+            algorithm gather(P: int >= 2, m: bytes) over map: mapping =
+                stage {{ par p in 1 .. P - 1: send p -> 0 : m }}
+            """), f"dataflow_{abs(hash(recv))}.tlop")
+
+    prof = profile_from_dict({
+        "tlop_profile": 1, "name": "loggp-key-test", "metadata": {"machine": "test"},
+        "channels": {"net": {"transmission": "rdma"}}, "bind": {}, "fits": {}, "tables": {},
+        "scalars": {"L": {"*": 10e-9}, "o": {"*": 5e-9}, "g": {"*": 2e-9}, "G": {"*": 1e-9}}})
+    plain, busy = module("o"), module("o + (m - 1B) * G")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for first, second in ((plain, busy), (busy, plain)):
+            for h in (first["gather"], second["gather"]):
+                # an array argument: the reference interpreter (the API tiers plain numbers only)
+                want = float(h.evaluate(prof, P=np.array([8.0]), m=64.0, mapping=tlop.sequential(1))[0])
+                got = h.compile(prof, mapping=tlop.sequential(1))(P=8, m=64.0)
+                assert got == pytest.approx(want, rel=1e-12)
+        assert plain["gather"].compile(prof, mapping=tlop.sequential(1))(P=8, m=64.0) != \
+            busy["gather"].compile(prof, mapping=tlop.sequential(1))(P=8, m=64.0)

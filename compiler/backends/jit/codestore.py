@@ -82,10 +82,16 @@ class _Code:
 
 def _program_repr(program: tir.Program, alg: tir.Algorithm) -> str:
     """Everything of ``program`` the code of ``alg`` depends on: channels, tables, scalars,
-    transmissions, the model (which gives schedules their meaning) and the channels' placement
-    and contention (which decide a send's channel and group)."""
+    transmissions, the model (which gives schedules their meaning), the channels' placement
+    and contention (which decide a send's channel and group), and the platform's functions a
+    dataflow send is priced with (``send_overhead`` …: called by name, not through ``alg``'s
+    body — two modules that differ only there once shared one compiled object)."""
+    from tlop.backends.dataflow_names import DATAFLOW_FUNCTIONS
+
+    priced_by = sorted((n, program.algorithms[n]) for n in DATAFLOW_FUNCTIONS if n in program.algorithms)
     return repr((program.channels, sorted(program.tables.items()), sorted(program.scalars.items()),
-                 sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg))
+                 sorted(program.transmissions.items()), program.model, sorted(program.channel_info.items()), alg,
+                 priced_by))
 
 
 def _closed_kind(program: tir.Program, kind: Optional[str]) -> Optional[str]:
